@@ -1,0 +1,194 @@
+#include "mrope/common/json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "mrope/common/status_macros.h"
+
+namespace mrope {
+namespace {
+
+using ::google::protobuf::Value;
+
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+
+absl::string_view KindName(const Value& value) {
+  switch (value.kind_case()) {
+    case Value::kNullValue:
+      return "null";
+    case Value::kNumberValue:
+      return "number";
+    case Value::kStringValue:
+      return "string";
+    case Value::kBoolValue:
+      return "bool";
+    case Value::kStructValue:
+      return "object";
+    case Value::kListValue:
+      return "array";
+    default:
+      return "nothing";
+  }
+}
+
+absl::Status TypeError(const Value& value, absl::string_view path, absl::string_view want) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": expected ", want, ", got ", KindName(value)));
+}
+
+// Walks a nested array depth-first, checking that it is rectangular, and calls `leaf` on every
+// scalar in row-major order.
+template <typename Leaf>
+absl::Status WalkNested(const Value& value, const std::string& path, size_t depth,
+                        std::vector<int64_t>& shape, Leaf&& leaf) {
+  if (value.kind_case() != Value::kListValue) {
+    if (depth < shape.size()) return TypeError(value, path, "array");
+    return leaf(value, path);
+  }
+  const auto& items = value.list_value().values();
+  if (depth == shape.size()) {
+    // First time this depth is reached: it fixes the dimension (only along the first path).
+    shape.push_back(items.size());
+  } else if (shape[depth] != items.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ragged array, expected ",
+                                                   shape[depth], " items, got ", items.size()));
+  }
+  for (int i = 0; i < items.size(); ++i) {
+    MROPE_RETURN_IF_ERROR(
+        WalkNested(items[i], absl::StrCat(path, "[", i, "]"), depth + 1, shape, leaf));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  if (path == "-") {
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    if (static_cast<int64_t>(text.size()) > kMaxJsonBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("stdin: input of ", text.size(), " bytes exceeds the limit of ",
+                       kMaxJsonBytes, " bytes"));
+    }
+    return text;
+  }
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open file '", path, "'"));
+  const std::streamoff size = in.tellg();
+  if (size < 0) return absl::InvalidArgumentError(absl::StrCat("cannot read file '", path, "'"));
+  if (size > kMaxJsonBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("file '", path, "' has ", size,
+                                                   " bytes, over the limit of ", kMaxJsonBytes));
+  }
+  std::string text(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(text.data(), size)) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read file '", path, "'"));
+  }
+  return text;
+}
+
+absl::StatusOr<Value> ParseJson(absl::string_view text) {
+  Value value;
+  const auto status =
+      google::protobuf::util::JsonStringToMessage(std::string(text.data(), text.size()), &value);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed JSON: ", std::string(status.message())));
+  }
+  return value;
+}
+
+absl::StatusOr<Value> ReadJsonFile(const std::string& path) {
+  MROPE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  auto value = ParseJson(text);
+  if (!value.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", value.status().message()));
+  }
+  return value;
+}
+
+const Value* FindField(const Value& object, absl::string_view key) {
+  if (object.kind_case() != Value::kStructValue) return nullptr;
+  const auto& fields = object.struct_value().fields();
+  const auto it = fields.find(std::string(key));
+  if (it == fields.end() || it->second.kind_case() == Value::kNullValue) return nullptr;
+  return &it->second;
+}
+
+absl::StatusOr<const Value*> GetField(const Value& object, absl::string_view key,
+                                      absl::string_view path) {
+  if (object.kind_case() != Value::kStructValue) return TypeError(object, path, "object");
+  const Value* field = FindField(object, key);
+  if (field == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": missing required field '", key, "'"));
+  }
+  return field;
+}
+
+absl::StatusOr<int64_t> AsInt64(const Value& value, absl::string_view path) {
+  if (value.kind_case() != Value::kNumberValue) return TypeError(value, path, "integer");
+  const double x = value.number_value();
+  if (!std::isfinite(x) || x != std::trunc(x) || std::fabs(x) > kMaxExactInteger) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": expected an integer (|x| <= 2^53), got ", x));
+  }
+  return static_cast<int64_t>(x);
+}
+
+absl::StatusOr<double> AsDouble(const Value& value, absl::string_view path) {
+  if (value.kind_case() != Value::kNumberValue) return TypeError(value, path, "number");
+  return value.number_value();
+}
+
+absl::StatusOr<bool> AsBool(const Value& value, absl::string_view path) {
+  if (value.kind_case() != Value::kBoolValue) return TypeError(value, path, "bool");
+  return value.bool_value();
+}
+
+absl::StatusOr<std::string> AsString(const Value& value, absl::string_view path) {
+  if (value.kind_case() != Value::kStringValue) return TypeError(value, path, "string");
+  return value.string_value();
+}
+
+absl::StatusOr<std::vector<int64_t>> AsInt64Array(const Value& value, absl::string_view path,
+                                                  std::vector<int64_t>* shape) {
+  std::vector<int64_t> out;
+  std::vector<int64_t> dims;
+  if (value.kind_case() != Value::kListValue) return TypeError(value, path, "array");
+  MROPE_RETURN_IF_ERROR(WalkNested(
+      value, std::string(path), 0, dims, [&](const Value& leaf, const std::string& at) {
+        MROPE_ASSIGN_OR_RETURN(int64_t x, AsInt64(leaf, at));
+        out.push_back(x);
+        return absl::OkStatus();
+      }));
+  if (shape != nullptr) *shape = std::move(dims);
+  return out;
+}
+
+absl::StatusOr<std::vector<float>> AsFloatArray(const Value& value, absl::string_view path,
+                                                std::vector<int64_t>* shape) {
+  std::vector<float> out;
+  std::vector<int64_t> dims;
+  if (value.kind_case() != Value::kListValue) return TypeError(value, path, "array");
+  MROPE_RETURN_IF_ERROR(WalkNested(
+      value, std::string(path), 0, dims, [&](const Value& leaf, const std::string& at) {
+        MROPE_ASSIGN_OR_RETURN(double x, AsDouble(leaf, at));
+        out.push_back(static_cast<float>(x));
+        return absl::OkStatus();
+      }));
+  if (shape != nullptr) *shape = std::move(dims);
+  return out;
+}
+
+}  // namespace mrope

@@ -1,0 +1,197 @@
+#include "mrope/positions/batch.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "mrope/common/status_macros.h"
+
+namespace mrope {
+namespace {
+
+double Add(bool float_positions, double a, double b) {
+  if (float_positions) return static_cast<float>(a) + static_cast<float>(b);
+  return a + b;
+}
+
+absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) {
+  const int64_t b = batch.batch_size;
+  const int64_t l = batch.seq_len;
+  if (b < 1 || b > limits.max_batch_rows) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size must be in [1, max_batch_rows = ",
+                                                   limits.max_batch_rows, "], got ", b));
+  }
+  if (l < 1 || l > limits.max_tokens_per_row) {
+    return absl::InvalidArgumentError(absl::StrCat("seq_len must be in [1, max_tokens_per_row = ",
+                                                   limits.max_tokens_per_row, "], got ", l));
+  }
+  if (b * l > limits.max_total_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat("batch of ", b, " x ", l, " = ", b * l,
+                                                   " tokens exceeds max_total_tokens = ",
+                                                   limits.max_total_tokens));
+  }
+  if (static_cast<int64_t>(batch.input_ids.size()) != b * l) {
+    return absl::InvalidArgumentError(absl::StrCat("input_ids has ", batch.input_ids.size(),
+                                                   " entries, expected ", b, " x ", l));
+  }
+  if (!batch.attention_mask.empty()) {
+    if (static_cast<int64_t>(batch.attention_mask.size()) != b * l) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attention_mask has ", batch.attention_mask.size(),
+                       " entries, expected the shape of input_ids [", b, "][", l, "]"));
+    }
+    for (int64_t i = 0; i < b * l; ++i) {
+      const int64_t v = batch.attention_mask[i];
+      if (v != 0 && v != 1) {
+        return absl::InvalidArgumentError(absl::StrCat("attention_mask[", i / l, "][", i % l,
+                                                       "] must be 0 or 1, got ", v));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool HasGrids(const MediaInputs& media) {
+  return !media.image_grid_thw.empty() || !media.video_grid_thw.empty();
+}
+
+}  // namespace
+
+absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
+                                    const PositionLimits& limits) {
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
+  MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media));
+  const PositionPolicy policy = PolicyFor(config);
+  const bool vllm = policy.convention == Convention::kVllm;
+  const bool fp = policy.float_positions;
+
+  BatchPlan plan;
+  plan.batch_size = batch.batch_size;
+  plan.seq_len = batch.seq_len;
+  plan.float_positions = fp;
+  plan.text_only_path = !vllm && !HasGrids(batch.media);
+  plan.pad_value = vllm ? 0 : (fp && !plan.text_only_path ? 0 : 1);
+
+  const int64_t l = batch.seq_len;
+  MediaCursor cursor;
+  std::vector<int64_t> real_tokens;
+  for (int64_t row = 0; row < batch.batch_size; ++row) {
+    std::vector<int64_t> columns;
+    real_tokens.clear();
+    for (int64_t c = 0; c < l; ++c) {
+      if (batch.attention_mask.empty() || batch.attention_mask[row * l + c] == 1) {
+        columns.push_back(c);
+        real_tokens.push_back(batch.input_ids[row * l + c]);
+      }
+    }
+    const int64_t n = real_tokens.size();
+    if (n == 0 && !plan.text_only_path) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("row ", row, " has no tokens (its attention_mask is all 0)"));
+    }
+    std::vector<Span> spans;
+    if (plan.text_only_path) {
+      // HF never scans a batch without grids; media tokens in it are still an error here.
+      MROPE_ASSIGN_OR_RETURN(spans, ScanRow(config, real_tokens, batch.media, cursor, row));
+      for (const Span& span : spans) {
+        if (span.kind != SpanKind::kText && span.kind != SpanKind::kAudio) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "row ", row, " has a ", SpanKindName(span.kind),
+              " block but image_grid_thw and video_grid_thw are empty"));
+        }
+      }
+      spans = {Span::Text(n)};  // positions are cumsum(mask) - 1, audio included
+    } else {
+      MROPE_ASSIGN_OR_RETURN(spans, ScanRow(config, real_tokens, batch.media, cursor, row));
+    }
+    MROPE_ASSIGN_OR_RETURN(SequencePositions seq,
+                           SequencePositions::Create(config, std::move(spans), limits));
+    const int64_t pads = l - n;
+    double row_max = seq.max_position();
+    if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
+                                                          : std::max(row_max, plan.pad_value);
+    const double delta_unpadded = Add(fp, Add(fp, row_max, 1), -static_cast<double>(n));
+    const double delta_padded = Add(fp, delta_unpadded, -static_cast<double>(pads));
+    plan.deltas.push_back(vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded);
+    plan.decode_deltas.push_back(vllm ? delta_unpadded : delta_padded);
+    plan.decode_offsets.push_back(vllm ? n : l);
+    plan.rows.push_back(std::move(seq));
+    plan.real_columns.push_back(std::move(columns));
+  }
+  MROPE_RETURN_IF_ERROR(CheckMediaConsumed(batch.media, cursor));
+  return plan;
+}
+
+template <typename Out>
+absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
+  const int64_t b = plan.batch_size;
+  const int64_t l = plan.seq_len;
+  out.assign(3 * b * l, static_cast<Out>(plan.pad_value));
+  std::vector<Out> scratch;
+  for (int64_t row = 0; row < b; ++row) {
+    const SequencePositions& seq = plan.rows[row];
+    const std::vector<int64_t>& columns = plan.real_columns[row];
+    const int64_t n = seq.num_tokens();
+    if (n == 0) continue;
+    Out* t = out.data() + row * l;
+    Out* h = t + b * l;
+    Out* w = h + b * l;
+    if (columns.back() - columns.front() + 1 == n) {  // one contiguous run (left/right padding)
+      const int64_t c = columns.front();
+      MROPE_RETURN_IF_ERROR(seq.Fill<Out>(0, n, {t + c, h + c, w + c}));
+      continue;
+    }
+    scratch.resize(3 * n);
+    MROPE_RETURN_IF_ERROR(
+        seq.Fill<Out>(0, n, {scratch.data(), scratch.data() + n, scratch.data() + 2 * n}));
+    for (int64_t i = 0; i < n; ++i) {
+      t[columns[i]] = scratch[i];
+      h[columns[i]] = scratch[n + i];
+      w[columns[i]] = scratch[2 * n + i];
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename Out>
+absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& out) {
+  if (steps < 0 || steps > PositionLimits().max_decode_steps) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("decode steps must be in [0, ", PositionLimits().max_decode_steps,
+                     "], got ", steps));
+  }
+  if (std::is_integral<Out>::value && plan.float_positions) {
+    return absl::InvalidArgumentError(
+        "this model's positions are float32 (Qwen3-Omni); request float output");
+  }
+  const int64_t b = plan.batch_size;
+  out.resize(3 * b * steps);
+  for (int64_t row = 0; row < b; ++row) {
+    for (int64_t k = 0; k < steps; ++k) {
+      const double cache_position = static_cast<double>(plan.decode_offsets[row] + k);
+      const double v = Add(plan.float_positions, cache_position, plan.decode_deltas[row]);
+      if (v > static_cast<double>(std::numeric_limits<Out>::max())) {
+        return absl::OutOfRangeError(
+            absl::StrCat("decode position ", v, " does not fit the requested output type"));
+      }
+      for (int axis = 0; axis < 3; ++axis) out[(axis * b + row) * steps + k] = static_cast<Out>(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+template absl::Status FillBatch<int64_t>(const BatchPlan&, std::vector<int64_t>&);
+template absl::Status FillBatch<int32_t>(const BatchPlan&, std::vector<int32_t>&);
+template absl::Status FillBatch<float>(const BatchPlan&, std::vector<float>&);
+template absl::Status FillDecode<int64_t>(const BatchPlan&, int64_t, std::vector<int64_t>&);
+template absl::Status FillDecode<int32_t>(const BatchPlan&, int64_t, std::vector<int32_t>&);
+template absl::Status FillDecode<float>(const BatchPlan&, int64_t, std::vector<float>&);
+
+}  // namespace mrope

@@ -1,0 +1,62 @@
+#ifndef MROPE_POSITIONS_BATCH_H_
+#define MROPE_POSITIONS_BATCH_H_
+
+// Padded batches: token ids [B][L] + attention mask + the batch's media lists in, planar
+// positions [3][B][L], per-row deltas and decode positions out, following HF get_rope_index +
+// generate() (or vLLM's per-request convention, per ModelConfig::convention).
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mrope/positions/limits.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/positions/scanner.h"
+#include "mrope/positions/sequence_positions.h"
+
+namespace mrope {
+
+struct PromptBatch {
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  std::vector<int64_t> input_ids;       // [B][L], row-major
+  std::vector<int64_t> attention_mask;  // [B][L] of 0/1, or empty for all ones
+  MediaInputs media;
+};
+
+// The positions of a batch, planned: one SequencePositions per row plus the batch conventions.
+struct BatchPlan {
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  bool float_positions = false;
+  // HF with no image/video grid in the batch: positions are cumsum(mask) - 1 and the padding
+  // slots count in each row's maximum (HF quirk 5).
+  bool text_only_path = false;
+  double pad_value = 1;               // what padding slots hold
+  std::vector<SequencePositions> rows;  // each row's real tokens
+  std::vector<std::vector<int64_t>> real_columns;  // per row: the columns holding real tokens
+  // get_rope_index's second return: against the padded length L (HF VL) or the row's real
+  // token count n (Omni, vLLM).
+  std::vector<double> deltas;
+  // What generation adds to the cache position: decode step k of row b has position
+  // decode_offset[b] + k + decode_deltas[b] on all axes, with decode_offset = L (HF: the cache
+  // position) or n (vLLM: the request length). Omni stores deltas - padding (rope_deltas).
+  std::vector<double> decode_deltas;
+  std::vector<int64_t> decode_offsets;
+};
+
+absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
+                                    const PositionLimits& limits = {});
+
+// Writes positions [3][B][L] (planar: axis, then row, then column) into `out`, which must have
+// 3 * B * L entries.
+template <typename Out>
+absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out);
+
+// Writes the positions of the next `steps` generated tokens, [3][B][steps].
+template <typename Out>
+absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& out);
+
+}  // namespace mrope
+
+#endif  // MROPE_POSITIONS_BATCH_H_

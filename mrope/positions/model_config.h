@@ -1,0 +1,129 @@
+#ifndef MROPE_POSITIONS_MODEL_CONFIG_H_
+#define MROPE_POSITIONS_MODEL_CONFIG_H_
+
+// What a model family needs to turn a prompt into M-RoPE position ids, as data. Every family
+// runs the same builder (mrope/positions/sequence_positions.h); the differences between Qwen2-VL,
+// Qwen2.5-VL, Qwen3-VL, Qwen2.5-Omni and Qwen3-Omni (and vLLM's conventions) are the fields of
+// PositionPolicy, derived from the family by PolicyFor().
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace mrope {
+
+enum class ModelFamily {
+  kQwen2Vl,
+  kQwen2_5Vl,
+  kQwen3Vl,
+  kQwen2_5Omni,
+  kQwen3Omni,
+};
+
+// How Qwen2.5-VL turns (temporal grid k, seconds per grid spg) into a time index.
+enum class VideoTimeRounding {
+  // t = trunc(k * (double(spg_f32) * tokens_per_second)): the Qwen reference, vLLM, SGLang,
+  // TensorRT-LLM.
+  kScaleThenTruncate,
+  // t = k * trunc(spg) * tokens_per_second in integers: HF transformers v4 (its quirk 1).
+  kTruncateIntervalFirst,
+};
+
+// Whose batching and delta conventions to follow.
+enum class Convention {
+  // HF transformers v4.57.6 get_rope_index + generate(): padded batch, pads hold 1 (0 for
+  // Qwen3-Omni with grids), delta against the padded length, text-only batches take
+  // cumsum(mask) - 1.
+  kHfTransformers,
+  // vLLM: each row is its own unpadded request, delta against the unpadded length, pads 0,
+  // image grids must have t == 1.
+  kVllm,
+};
+
+// Token ids that mark prompt structure. -1 means "this model has no such token".
+struct SpecialTokens {
+  int64_t image = -1;
+  int64_t video = -1;
+  int64_t vision_start = -1;
+  int64_t vision_end = -1;
+  int64_t audio = -1;
+  int64_t audio_start = -1;
+  int64_t audio_end = -1;
+};
+
+// A model's position parameters (proto: mrope.PositionParams).
+struct ModelConfig {
+  ModelFamily family = ModelFamily::kQwen2Vl;
+  SpecialTokens tokens;
+  int32_t spatial_merge_size = 2;
+  double tokens_per_second = 2;          // Qwen2.5-VL video time scale
+  double position_id_per_seconds = 25;   // Omni audio/video time scale
+  double seconds_per_chunk = 2;          // Qwen2.5-Omni audio-in-video interleave chunk
+  VideoTimeRounding video_time_rounding = VideoTimeRounding::kScaleThenTruncate;
+  Convention convention = Convention::kHfTransformers;
+};
+
+// Canonical family names: "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "qwen3_omni".
+absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name);
+absl::string_view ModelFamilyName(ModelFamily family);
+
+// Built-in presets with the published checkpoints' values (see tests/golden/README.md):
+// the five family names above, plus "qwen2_5_vl_vllm" (Qwen2.5-VL under vLLM's conventions)
+// and "qwen2_5_vl_hf" (Qwen2.5-VL with HF v4's truncate-interval-first video time).
+absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name);
+
+// Checks ids and scales: merge size in [1, 64], positive finite time scales, distinct ids for
+// the tokens the family uses.
+absl::Status ValidateModelConfig(const ModelConfig& config);
+
+// --- The policy: model differences as data. ----------------------------------------------
+
+// Time index of temporal grid k of an image or video block.
+enum class TimeIndex {
+  kFrame,                   // k
+  kZero,                    // 0 (Qwen2.5-VL images)
+  kScaledFrame,             // k * position_id_per_seconds (Omni images)
+  kTruncateIntervalFirst,   // k * trunc(spg) * tokens_per_second
+  kScaleThenTruncate,       // trunc(k * (double(spg) * tokens_per_second))
+  kOmniTruncatedFloat32,    // int64(f32(f32(k * spg) * position_id_per_seconds))
+  kOmniFloat32,             // f32(f32(k * spg) * position_id_per_seconds), no truncation
+};
+
+// How an audio-in-video block orders and positions its video and audio tokens.
+enum class AudioInVideoOrder {
+  kNone,            // the family has no audio-in-video
+  kChunked,         // Qwen2.5-Omni: seconds_per_chunk chunks, video chunk j then audio chunk j
+  kMergeByTime,     // Qwen3-Omni: merged token by token by T, video first on ties
+};
+
+struct PositionPolicy {
+  TimeIndex image_time = TimeIndex::kFrame;
+  TimeIndex video_time = TimeIndex::kFrame;
+  // Qwen3-VL: every video frame is its own <vision_start>...<vision_end> block (t = 1).
+  bool video_frames_as_blocks = false;
+  // Qwen3-Omni: positions are float32 and every addition is a float32 addition.
+  bool float_positions = false;
+  // Omni: blocks are always closed; audio blocks exist.
+  bool has_audio = false;
+  AudioInVideoOrder audio_in_video = AudioInVideoOrder::kNone;
+  // Audio-in-video <vision_start><audio_start> (and the end pair) share one position
+  // (Qwen2.5-Omni) instead of taking two consecutive ones (Qwen3-Omni).
+  bool audio_in_video_shares_markers = false;
+  // Qwen2.5-Omni and Qwen3-Omni audio token count per clip of n feature frames.
+  enum class AudioLength { kNone, kQwen2_5Omni, kQwen3Omni } audio_length = AudioLength::kNone;
+  Convention convention = Convention::kHfTransformers;
+  // HF: the delta returned by get_rope_index is against the unpadded length (Omni) instead of
+  // the padded one (VL). Decode positions are the same either way.
+  bool delta_against_unpadded = false;
+};
+
+PositionPolicy PolicyFor(const ModelConfig& config);
+
+// Audio tokens an audio clip of `feature_frames` mel frames becomes (floor divisions, as HF).
+int64_t AudioTokenCount(PositionPolicy::AudioLength rule, int64_t feature_frames);
+
+}  // namespace mrope
+
+#endif  // MROPE_POSITIONS_MODEL_CONFIG_H_

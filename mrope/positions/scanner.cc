@@ -1,0 +1,324 @@
+#include "mrope/positions/scanner.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mrope/common/status_macros.h"
+
+namespace mrope {
+namespace {
+
+bool UsesSecondsPerGrid(const ModelConfig& config) {
+  return config.family != ModelFamily::kQwen2Vl && config.family != ModelFamily::kQwen3Vl;
+}
+
+// The seconds-per-grid list the family reads.
+const std::vector<float>& SecondsList(const ModelConfig& config, const MediaInputs& media) {
+  return config.family == ModelFamily::kQwen2_5Vl ? media.second_per_grid_ts
+                                                  : media.video_second_per_grid;
+}
+
+absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what));
+}
+
+// Counts the run of tokens from `begin` that are in `ids` (one or two token ids).
+int64_t RunLength(absl::Span<const int64_t> tokens, int64_t begin, int64_t id_a, int64_t id_b) {
+  int64_t end = begin;
+  while (end < static_cast<int64_t>(tokens.size()) &&
+         (tokens[end] == id_a || tokens[end] == id_b)) {
+    ++end;
+  }
+  return end - begin;
+}
+
+class RowScanner {
+ public:
+  RowScanner(const ModelConfig& config, absl::Span<const int64_t> tokens,
+             const MediaInputs& media, MediaCursor& cursor, int64_t row)
+      : config_(config),
+        policy_(PolicyFor(config)),
+        ids_(config.tokens),
+        tokens_(tokens),
+        media_(media),
+        cursor_(cursor),
+        row_(row) {}
+
+  absl::StatusOr<std::vector<Span>> Scan() {
+    const int64_t n = tokens_.size();
+    int64_t text_run = 0;
+    for (int64_t i = 0; i < n;) {
+      const int64_t token = tokens_[i];
+      int64_t consumed = 0;
+      if (token == ids_.vision_start) {
+        FlushText(text_run);
+        MROPE_ASSIGN_OR_RETURN(consumed, ScanVisionBlock(i));
+      } else if (policy_.has_audio && token == ids_.audio_start) {
+        FlushText(text_run);
+        MROPE_ASSIGN_OR_RETURN(consumed, ScanAudioBlock(i));
+      } else if (token == ids_.image || token == ids_.video ||
+                 (policy_.has_audio && token == ids_.audio)) {
+        return RowError(row_, i,
+                        absl::StrCat("media token ", token,
+                                     " outside a block (no start marker before it)"));
+      } else {
+        ++text_run;
+        consumed = 1;
+      }
+      i += consumed;
+    }
+    FlushText(text_run);
+    return std::move(spans_);
+  }
+
+ private:
+  void FlushText(int64_t& text_run) {
+    if (text_run > 0) spans_.push_back(Span::Text(text_run));
+    text_run = 0;
+  }
+
+  // Checks the end marker(s) at `at`; returns whether the block is closed.
+  absl::StatusOr<bool> ExpectEnd(int64_t at, std::initializer_list<int64_t> markers,
+                                 absl::string_view block) {
+    const int64_t n = tokens_.size();
+    if (at == n && !policy_.has_audio && markers.size() == 1) return false;  // open at row end
+    int64_t i = at;
+    for (const int64_t marker : markers) {
+      if (i >= n || tokens_[i] != marker) {
+        return RowError(row_, i,
+                        absl::StrCat(block, " block is not closed by its end marker ", marker,
+                                     i >= n ? " (row ends)"
+                                            : absl::StrCat(" (found token ", tokens_[i], ")")));
+      }
+      ++i;
+    }
+    return true;
+  }
+
+  absl::Status CheckCount(int64_t index, absl::string_view what, int64_t found,
+                          int64_t expected, absl::string_view source) {
+    if (found == expected) return absl::OkStatus();
+    return RowError(row_, index,
+                    absl::StrCat(what, " block has ", found, " tokens but ", source, " gives ",
+                                 expected));
+  }
+
+  int64_t GridTokens(const Grid& g) const {
+    const int64_t m = config_.spatial_merge_size;
+    return g.t * (g.h / m) * (g.w / m);
+  }
+
+  absl::Status CheckGrid(int64_t index, absl::string_view list, size_t at, const Grid& g) {
+    const int64_t m = config_.spatial_merge_size;
+    if (g.t < 1 || g.h < 1 || g.w < 1) {
+      return RowError(row_, index,
+                      absl::StrCat(list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
+                                   "] must be positive"));
+    }
+    if (g.h % m != 0 || g.w % m != 0) {
+      return RowError(row_, index,
+                      absl::StrCat(list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
+                                   "]: h and w must be divisible by spatial_merge_size ", m));
+    }
+    return absl::OkStatus();
+  }
+
+  float SecondsPerGrid(size_t video) const {
+    const auto& list = SecondsList(config_, media_);
+    return list.empty() ? 1.0f : list[video];
+  }
+
+  // <vision_start> at `i`: an image, a video (frame), or an audio-in-video block.
+  absl::StatusOr<int64_t> ScanVisionBlock(int64_t i) {
+    const int64_t n = tokens_.size();
+    if (i + 1 >= n) {
+      return RowError(row_, i, "row ends in vision_start (a block with no media tokens)");
+    }
+    const int64_t next = tokens_[i + 1];
+    if (next == ids_.image) return ScanImage(i);
+    if (next == ids_.video) return ScanVideo(i);
+    if (policy_.has_audio && next == ids_.audio_start) return ScanAudioInVideo(i);
+    return RowError(row_, i + 1,
+                    absl::StrCat("vision_start must be followed by an image or video token",
+                                 policy_.has_audio ? " (or audio_start for audio-in-video)" : "",
+                                 ", found ", next));
+  }
+
+  absl::StatusOr<int64_t> ScanImage(int64_t i) {
+    if (cursor_.image >= media_.image_grid_thw.size()) {
+      return RowError(row_, i,
+                      absl::StrCat("image block ", cursor_.image + 1, " but image_grid_thw has ",
+                                   media_.image_grid_thw.size(), " entries"));
+    }
+    const Grid& grid = media_.image_grid_thw[cursor_.image];
+    MROPE_RETURN_IF_ERROR(CheckGrid(i, "image_grid_thw", cursor_.image, grid));
+    const int64_t found = RunLength(tokens_, i + 1, ids_.image, ids_.image);
+    MROPE_RETURN_IF_ERROR(CheckCount(
+        i, "image", found, GridTokens(grid),
+        absl::StrCat("image_grid_thw[", cursor_.image, "]")));
+    MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "image"));
+    Span span = Span::Image(grid);
+    span.closed = closed;
+    spans_.push_back(span);
+    ++cursor_.image;
+    return 1 + found + (closed ? 1 : 0);
+  }
+
+  absl::StatusOr<int64_t> ScanVideo(int64_t i) {
+    if (cursor_.video >= media_.video_grid_thw.size()) {
+      return RowError(row_, i,
+                      absl::StrCat("video block ", cursor_.video + 1, " but video_grid_thw has ",
+                                   media_.video_grid_thw.size(), " entries"));
+    }
+    const size_t video = cursor_.video;
+    const Grid& full = media_.video_grid_thw[video];
+    MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", video, full));
+    Grid grid = full;
+    const int64_t found = RunLength(tokens_, i + 1, ids_.video, ids_.video);
+    if (policy_.video_frames_as_blocks) {
+      grid.t = 1;  // each frame is its own block
+      if (full.t > 1 && found == GridTokens(full)) {
+        return RowError(row_, i,
+                        absl::StrCat("video_grid_thw[", video, "] (", full.t,
+                                     " frames) is written as one block; ",
+                                     ModelFamilyName(config_.family),
+                                     " needs one <vision_start>...<vision_end> block per frame"));
+      }
+    }
+    MROPE_RETURN_IF_ERROR(CheckCount(
+        i, "video", found, GridTokens(grid),
+        absl::StrCat("video_grid_thw[", video, "]", policy_.video_frames_as_blocks ? " (one frame)" : "")));
+    MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "video"));
+    Span span = Span::Video(grid, SecondsPerGrid(video));
+    span.closed = closed;
+    spans_.push_back(span);
+    if (!policy_.video_frames_as_blocks || ++cursor_.video_frame == full.t) {
+      ++cursor_.video;
+      cursor_.video_frame = 0;
+    }
+    return 1 + found + (closed ? 1 : 0);
+  }
+
+  absl::StatusOr<int64_t> NextAudioTokens(int64_t i) {
+    if (cursor_.audio >= media_.audio_feature_lengths.size()) {
+      return RowError(row_, i,
+                      absl::StrCat("audio ", cursor_.audio + 1,
+                                   " but audio_feature_lengths has ",
+                                   media_.audio_feature_lengths.size(), " entries"));
+    }
+    const int64_t frames = media_.audio_feature_lengths[cursor_.audio];
+    if (frames < 1) {
+      return RowError(row_, i,
+                      absl::StrCat("audio_feature_lengths[", cursor_.audio,
+                                   "] must be >= 1, got ", frames));
+    }
+    return AudioTokenCount(policy_.audio_length, frames);
+  }
+
+  absl::StatusOr<int64_t> ScanAudioBlock(int64_t i) {
+    MROPE_ASSIGN_OR_RETURN(const int64_t expected, NextAudioTokens(i));
+    const int64_t found = RunLength(tokens_, i + 1, ids_.audio, ids_.audio);
+    MROPE_RETURN_IF_ERROR(CheckCount(i, "audio", found, expected,
+                                     absl::StrCat("audio_feature_lengths[", cursor_.audio, "]")));
+    MROPE_RETURN_IF_ERROR(ExpectEnd(i + 1 + found, {ids_.audio_end}, "audio").status());
+    spans_.push_back(Span::Audio(expected));
+    ++cursor_.audio;
+    return found + 2;
+  }
+
+  // <vision_start><audio_start> video and audio tokens <audio_end><vision_end>.
+  absl::StatusOr<int64_t> ScanAudioInVideo(int64_t i) {
+    if (!media_.use_audio_in_video) {
+      return RowError(row_, i,
+                      "audio-in-video block (vision_start, audio_start) but use_audio_in_video "
+                      "is false");
+    }
+    if (cursor_.video >= media_.video_grid_thw.size()) {
+      return RowError(row_, i,
+                      absl::StrCat("video block ", cursor_.video + 1, " but video_grid_thw has ",
+                                   media_.video_grid_thw.size(), " entries"));
+    }
+    const Grid& grid = media_.video_grid_thw[cursor_.video];
+    MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", cursor_.video, grid));
+    MROPE_ASSIGN_OR_RETURN(const int64_t audio_tokens, NextAudioTokens(i));
+    const int64_t body = RunLength(tokens_, i + 2, ids_.video, ids_.audio);
+    int64_t video_found = 0;
+    for (int64_t j = i + 2; j < i + 2 + body; ++j) video_found += tokens_[j] == ids_.video;
+    MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video video", video_found, GridTokens(grid),
+                                     absl::StrCat("video_grid_thw[", cursor_.video, "]")));
+    MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video audio", body - video_found, audio_tokens,
+                                     absl::StrCat("audio_feature_lengths[", cursor_.audio, "]")));
+    MROPE_RETURN_IF_ERROR(
+        ExpectEnd(i + 2 + body, {ids_.audio_end, ids_.vision_end}, "audio-in-video").status());
+    spans_.push_back(Span::AudioInVideo(grid, SecondsPerGrid(cursor_.video), audio_tokens));
+    ++cursor_.video;
+    ++cursor_.audio;
+    return body + 4;
+  }
+
+  const ModelConfig& config_;
+  const PositionPolicy policy_;
+  const SpecialTokens& ids_;
+  absl::Span<const int64_t> tokens_;
+  const MediaInputs& media_;
+  MediaCursor& cursor_;
+  const int64_t row_;
+  std::vector<Span> spans_;
+};
+
+}  // namespace
+
+absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media) {
+  if (!UsesSecondsPerGrid(config)) return absl::OkStatus();
+  const bool vl = config.family == ModelFamily::kQwen2_5Vl;
+  const char* name = vl ? "second_per_grid_ts" : "video_second_per_grid";
+  const auto& list = SecondsList(config, media);
+  const auto& other = vl ? media.video_second_per_grid : media.second_per_grid_ts;
+  if (!other.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(vl ? "video_second_per_grid" : "second_per_grid_ts", " is not read by ",
+                     ModelFamilyName(config.family), "; use ", name));
+  }
+  if (!list.empty() && list.size() != media.video_grid_thw.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " has ", list.size(),
+                                                   " entries but video_grid_thw has ",
+                                                   media.video_grid_thw.size()));
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!std::isfinite(list[i]) || list[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, "[", i, "] must be finite and >= 0, got ", list[i]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Span>> ScanRow(const ModelConfig& config,
+                                          absl::Span<const int64_t> tokens,
+                                          const MediaInputs& media, MediaCursor& cursor,
+                                          int64_t row) {
+  return RowScanner(config, tokens, media, cursor, row).Scan();
+}
+
+absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor) {
+  const auto left = [](const char* name, size_t used, size_t total) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " has ", total, " entries but the prompt ",
+                                                   "uses ", used, " (", total - used,
+                                                   " left over)"));
+  };
+  if (cursor.image < media.image_grid_thw.size()) {
+    return left("image_grid_thw", cursor.image, media.image_grid_thw.size());
+  }
+  if (cursor.video < media.video_grid_thw.size()) {
+    return left("video_grid_thw", cursor.video, media.video_grid_thw.size());
+  }
+  if (cursor.audio < media.audio_feature_lengths.size()) {
+    return left("audio_feature_lengths", cursor.audio, media.audio_feature_lengths.size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mrope

@@ -1,0 +1,53 @@
+#ifndef MROPE_POSITIONS_SCANNER_H_
+#define MROPE_POSITIONS_SCANNER_H_
+
+// Turns a row of token ids plus the batch's media lists into spans, the way HF's
+// get_rope_index reads a prompt, but strictly: every malformed block is an error naming the
+// row, the token index and what was expected, where HF would crash or silently mis-position.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/positions/span.h"
+
+namespace mrope {
+
+// Media metadata of a whole batch, in order of appearance (row 0 first, left to right). Field
+// names follow the HF processors (and the golden files' `inputs`).
+struct MediaInputs {
+  std::vector<Grid> image_grid_thw;
+  std::vector<Grid> video_grid_thw;
+  std::vector<float> second_per_grid_ts;     // Qwen2.5-VL: one per video; empty means 1.0
+  std::vector<float> video_second_per_grid;  // Omni: one per video; empty means 1.0
+  std::vector<int64_t> audio_feature_lengths;  // Omni: mel frames per audio clip, in order
+  bool use_audio_in_video = false;             // Omni
+};
+
+// How far the media lists have been consumed; shared by the rows of a batch.
+struct MediaCursor {
+  size_t image = 0;
+  size_t video = 0;
+  int64_t video_frame = 0;  // Qwen3-VL: next frame of video `video`
+  size_t audio = 0;
+};
+
+// Checks list lengths and values that do not depend on the tokens: seconds per grid finite,
+// >= 0 and one per video.
+absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media);
+
+// Scans one row's real tokens (padding already removed). `row` is used in error messages.
+absl::StatusOr<std::vector<Span>> ScanRow(const ModelConfig& config,
+                                          absl::Span<const int64_t> tokens,
+                                          const MediaInputs& media, MediaCursor& cursor,
+                                          int64_t row);
+
+// After the last row: every grid and audio length must have been used.
+absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor);
+
+}  // namespace mrope
+
+#endif  // MROPE_POSITIONS_SCANNER_H_

@@ -1,0 +1,557 @@
+#include "mrope/positions/sequence_positions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mrope/common/status_macros.h"
+
+namespace mrope {
+namespace {
+
+// ---- Position arithmetic: exact int64, or float32 with every addition rounded (Qwen3-Omni). --
+
+double AddPositions(bool float_positions, double a, double b) {
+  if (float_positions) return static_cast<float>(a) + static_cast<float>(b);
+  return a + b;
+}
+
+template <typename Scalar>
+inline Scalar Add(Scalar a, Scalar b) {
+  return a + b;  // float + float rounds once to float32 (built with -ffp-contract=off)
+}
+
+// Time index of temporal grid k (as HF computes it; see TimeIndex in model_config.h).
+double TimeIndexValue(TimeIndex kind, int64_t k, float seconds_per_grid,
+                      const ModelConfig& config, bool float_positions) {
+  const float pips = static_cast<float>(config.position_id_per_seconds);
+  switch (kind) {
+    case TimeIndex::kFrame:
+      return static_cast<double>(k);
+    case TimeIndex::kZero:
+      return 0;
+    case TimeIndex::kScaledFrame: {
+      const double t = static_cast<double>(k) * config.position_id_per_seconds;
+      // Omni's get_llm_pos_ids_for_vision passes t through a float32 tensor; the integer
+      // family then truncates it back.
+      if (float_positions) return static_cast<float>(t);
+      return static_cast<double>(static_cast<int64_t>(static_cast<float>(t)));
+    }
+    case TimeIndex::kTruncateIntervalFirst:
+      return std::trunc(static_cast<double>(k) * std::trunc(seconds_per_grid) *
+                        config.tokens_per_second);
+    case TimeIndex::kScaleThenTruncate:
+      return std::trunc(static_cast<double>(k) *
+                        (static_cast<double>(seconds_per_grid) * config.tokens_per_second));
+    case TimeIndex::kOmniTruncatedFloat32: {
+      const float scaled = (static_cast<float>(k) * seconds_per_grid) * pips;
+      const int64_t truncated = static_cast<int64_t>(scaled);
+      return static_cast<double>(static_cast<int64_t>(static_cast<float>(truncated)));
+    }
+    case TimeIndex::kOmniFloat32:
+      return (static_cast<float>(k) * seconds_per_grid) * pips;
+  }
+  return 0;
+}
+
+absl::Status SpanError(size_t index, const Span& span, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("span ", index, " (", SpanKindName(span.kind), "): ", what));
+}
+
+bool HasGrid(SpanKind kind) {
+  return kind == SpanKind::kImage || kind == SpanKind::kVideo || kind == SpanKind::kAudioInVideo;
+}
+
+// Validates one span against the family and limits.
+absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const ModelConfig& config,
+                          const PositionPolicy& policy, const PositionLimits& limits) {
+  if (span.kind == SpanKind::kText) {
+    if (span.text_tokens < 0 || span.text_tokens > limits.max_tokens_per_row) {
+      return SpanError(index, span,
+                       absl::StrCat("text_tokens must be in [0, max_tokens_per_row = ",
+                                    limits.max_tokens_per_row, "], got ", span.text_tokens));
+    }
+    return absl::OkStatus();
+  }
+  if (!span.closed && (!is_last || policy.has_audio)) {
+    return SpanError(index, span,
+                     policy.has_audio
+                         ? "Omni blocks must be closed by their end marker"
+                         : "only the last span of a sequence may be open (no end marker)");
+  }
+  if ((span.kind == SpanKind::kAudio || span.kind == SpanKind::kAudioInVideo) &&
+      !policy.has_audio) {
+    return SpanError(index, span,
+                     absl::StrCat(ModelFamilyName(config.family), " has no audio"));
+  }
+  if (span.kind == SpanKind::kAudio || span.kind == SpanKind::kAudioInVideo) {
+    const int64_t min_audio = span.kind == SpanKind::kAudioInVideo ? 1 : 0;
+    if (span.audio_tokens < min_audio || span.audio_tokens > limits.max_grid_tokens) {
+      return SpanError(index, span,
+                       absl::StrCat("audio_tokens must be in [", min_audio, ", ",
+                                    limits.max_grid_tokens, "], got ", span.audio_tokens));
+    }
+  }
+  if (!HasGrid(span.kind)) return absl::OkStatus();
+  const Grid& g = span.grid;
+  const int64_t m = config.spatial_merge_size;
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"t", g.t}, {"h", g.h},
+                                    {"w", g.w}}) {
+    if (value < 1 || value > limits.max_grid_value) {
+      return SpanError(index, span,
+                       absl::StrCat("grid ", name, " must be in [1, max_grid_value = ",
+                                    limits.max_grid_value, "], got ", value));
+    }
+  }
+  if (g.h % m != 0 || g.w % m != 0) {
+    return SpanError(index, span,
+                     absl::StrCat("grid h and w must be divisible by spatial_merge_size ", m,
+                                  ", got h=", g.h, " w=", g.w));
+  }
+  // Each factor is <= 2^16 by the check above, so the product cannot overflow.
+  const int64_t tokens = g.t * (g.h / m) * (g.w / m);
+  if (tokens > limits.max_grid_tokens) {
+    return SpanError(index, span,
+                     absl::StrCat("grid ", g.t, "x", g.h, "x", g.w, " makes ", tokens,
+                                  " tokens, over max_grid_tokens = ", limits.max_grid_tokens));
+  }
+  if (span.kind != SpanKind::kImage &&
+      (!std::isfinite(span.seconds_per_grid) || span.seconds_per_grid < 0)) {
+    return SpanError(index, span,
+                     absl::StrCat("seconds_per_grid must be finite and >= 0, got ",
+                                  span.seconds_per_grid));
+  }
+  if (span.kind == SpanKind::kVideo && policy.video_frames_as_blocks && g.t != 1) {
+    return SpanError(
+        index, span,
+        absl::StrCat("a ", ModelFamilyName(config.family), " video is one block per frame; got ",
+                     "one block of ", g.t,
+                     " frames (HF would silently number frames 1.. as text)"));
+  }
+  if (span.kind == SpanKind::kImage && policy.convention == Convention::kVllm && g.t != 1) {
+    return SpanError(index, span,
+                     absl::StrCat("vLLM admits images with t == 1 only, got t=", g.t));
+  }
+  return absl::OkStatus();
+}
+
+// HF's get_chunked_index: splits a non-decreasing index sequence into chunks of
+// `tokens_per_chunk` position units; returns the chunk boundaries [b0=0, b1, ..., len].
+template <typename IndexAt>
+std::vector<int64_t> ChunkBoundaries(int64_t length, int64_t tokens_per_chunk, IndexAt index_at) {
+  std::vector<int64_t> bounds = {0};
+  int64_t current_chunk = 1;
+  for (int64_t i = 0; i < length; ++i) {
+    if (index_at(i) >= static_cast<double>(current_chunk * tokens_per_chunk)) {
+      bounds.push_back(i);
+      ++current_chunk;
+    }
+  }
+  bounds.push_back(length);
+  return bounds;
+}
+
+// Everything the planner and the writer need about a span's grid.
+struct GridStream {
+  const PlacedSpan* span;
+  const ModelConfig* config;
+  TimeIndex time_kind;
+  bool float_positions;
+
+  int64_t per_frame() const { return span->merged_grid.h * span->merged_grid.w; }
+  double TimeAt(int64_t k) const {
+    return TimeIndexValue(time_kind, k, span->span.seconds_per_grid, *config, float_positions);
+  }
+  // Max over axes of the whole grid: the last frame's time, the last row, the last column
+  // (float32 addition is monotonic, so the max of the sums is the sum with the max).
+  double FullMax() const {
+    const Grid& g = span->merged_grid;
+    const double largest = std::max({TimeAt(g.t - 1), static_cast<double>(g.h - 1),
+                                     static_cast<double>(g.w - 1)});
+    return AddPositions(float_positions, span->media_base, largest);
+  }
+  // Max over axes of the stream tokens [begin, end) (non-empty).
+  double MaxOver(int64_t begin, int64_t end) const {
+    const int64_t w = span->merged_grid.w;
+    const int64_t k_last = (end - 1) / per_frame();
+    int64_t max_row = 0;
+    int64_t max_col = 0;
+    for (int64_t v = begin; v < end; ++v) {
+      const int64_t r = v % per_frame();
+      max_row = std::max(max_row, r / w);
+      max_col = std::max(max_col, r % w);
+    }
+    const double base = span->media_base;
+    return std::max({AddPositions(float_positions, base, TimeAt(k_last)),
+                     AddPositions(float_positions, base, static_cast<double>(max_row)),
+                     AddPositions(float_positions, base, static_cast<double>(max_col))});
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& config,
+                                                            std::vector<Span> spans,
+                                                            const PositionLimits& limits) {
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  SequencePositions seq;
+  seq.config_ = config;
+  seq.limits_ = limits;
+  seq.policy_ = PolicyFor(config);
+  const PositionPolicy& policy = seq.policy_;
+  const bool fp = policy.float_positions;
+  seq.float_positions_ = fp;
+
+  for (size_t i = 0; i < spans.size(); ++i) {
+    MROPE_RETURN_IF_ERROR(
+        ValidateSpan(i, spans[i], i + 1 == spans.size(), config, policy, limits));
+  }
+
+  const int64_t m = config.spatial_merge_size;
+  double next = 0;  // HF's st_idx: where the next piece starts
+  double max_all = 0;
+  int64_t token = 0;
+  seq.spans_.reserve(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    PlacedSpan placed;
+    placed.span = spans[i];
+    const Span& span = placed.span;
+    placed.first_token = token;
+    placed.start_base = next;
+    if (span.kind == SpanKind::kText) {
+      if (span.text_tokens == 0) continue;
+      placed.num_tokens = span.text_tokens;
+      placed.max_position =
+          AddPositions(fp, next, static_cast<double>(span.text_tokens - 1));
+      next = AddPositions(fp, next, static_cast<double>(span.text_tokens));
+    } else {
+      const bool pair = span.kind == SpanKind::kAudioInVideo;
+      placed.start_markers = pair ? 2 : 1;
+      placed.end_markers = span.closed ? placed.start_markers : 0;
+      const bool shared = pair && policy.audio_in_video_shares_markers;
+      const int32_t start_extent = shared ? 1 : placed.start_markers;
+      placed.media_base = AddPositions(fp, next, start_extent);
+      placed.merged_grid = {span.grid.t, span.grid.h / m, span.grid.w / m};
+      const int64_t video_tokens =
+          HasGrid(span.kind) ? placed.merged_grid.t * placed.merged_grid.h * placed.merged_grid.w
+                             : 0;
+      placed.media_tokens = video_tokens + span.audio_tokens;
+      const GridStream video{&placed, &config,
+                             span.kind == SpanKind::kImage ? policy.image_time : policy.video_time,
+                             fp};
+      const auto audio_at = [&](int64_t j) {
+        return AddPositions(fp, placed.media_base, static_cast<double>(j));
+      };
+      double media_max = placed.media_base;
+      if (video_tokens > 0) media_max = video.FullMax();
+      if (span.audio_tokens > 0) media_max = std::max(media_max, audio_at(span.audio_tokens - 1));
+      double last_piece_max = media_max;
+      if (pair) {
+        // Order the video and audio tokens as the family interleaves them.
+        std::vector<InterleavedRun>& runs = placed.runs;
+        if (policy.audio_in_video == AudioInVideoOrder::kChunked) {
+          const int64_t per_chunk =
+              static_cast<int64_t>(config.position_id_per_seconds * config.seconds_per_chunk);
+          const auto v_bounds = ChunkBoundaries(video_tokens, per_chunk, [&](int64_t v) {
+            return video.TimeAt(v / video.per_frame());
+          });
+          const auto a_bounds = ChunkBoundaries(span.audio_tokens, per_chunk,
+                                                [](int64_t j) { return static_cast<double>(j); });
+          for (size_t c = 0; c + 1 < std::max(v_bounds.size(), a_bounds.size()); ++c) {
+            if (c + 1 < v_bounds.size()) runs.push_back({true, v_bounds[c], v_bounds[c + 1]});
+            if (c + 1 < a_bounds.size()) runs.push_back({false, a_bounds[c], a_bounds[c + 1]});
+          }
+        } else {
+          // Merge by T value, video first on ties; what remains is appended as one piece.
+          int64_t v = 0;
+          int64_t a = 0;
+          const auto push = [&](bool is_video, int64_t b, int64_t e) {
+            if (!runs.empty() && runs.back().is_video == is_video && runs.back().end == b) {
+              runs.back().end = e;
+            } else {
+              runs.push_back({is_video, b, e});
+            }
+          };
+          while (v < video_tokens && a < span.audio_tokens) {
+            const int64_t k = v / video.per_frame();
+            const double video_t = AddPositions(fp, placed.media_base, video.TimeAt(k));
+            if (video_t <= audio_at(a)) {
+              const int64_t frame_end = (k + 1) * video.per_frame();
+              push(true, v, frame_end);
+              v = frame_end;
+            } else {
+              int64_t e = a;
+              while (e < span.audio_tokens && audio_at(e) < video_t) ++e;
+              push(false, a, e);
+              a = e;
+            }
+          }
+          // The remainder is its own piece (never merged with the run before it).
+          if (v < video_tokens) runs.push_back({true, v, video_tokens});
+          if (a < span.audio_tokens) runs.push_back({false, a, span.audio_tokens});
+        }
+        const InterleavedRun& last = runs.back();
+        last_piece_max = last.is_video ? video.MaxOver(last.begin, last.end)
+                                       : audio_at(last.end - 1);
+      }
+      placed.end_base = AddPositions(fp, last_piece_max, 1);
+      const int32_t end_extent = shared ? 1 : placed.end_markers;
+      placed.num_tokens = placed.start_markers + placed.media_tokens + placed.end_markers;
+      placed.max_position =
+          placed.end_markers > 0
+              ? std::max(media_max, AddPositions(fp, placed.end_base, end_extent - 1))
+              : media_max;
+      next = placed.end_markers > 0 ? AddPositions(fp, placed.end_base, end_extent)
+                                    : AddPositions(fp, media_max, 1);
+    }
+    max_all = std::max(max_all, placed.max_position);
+    token += placed.num_tokens;
+    if (token > limits.max_tokens_per_row) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sequence has more than max_tokens_per_row = ", limits.max_tokens_per_row,
+          " tokens (", token, " after span ", i, ")"));
+    }
+    seq.spans_.push_back(std::move(placed));
+  }
+  if (max_all > static_cast<double>(limits.max_position)) {
+    return absl::InvalidArgumentError(absl::StrCat("largest position ", max_all,
+                                                   " exceeds max_position = ",
+                                                   limits.max_position));
+  }
+  seq.num_tokens_ = token;
+  seq.max_position_ = max_all;
+  seq.delta_ = token == 0 ? 0
+                          : AddPositions(fp, AddPositions(fp, max_all, 1),
+                                         -static_cast<double>(token));
+  return seq;
+}
+
+namespace {
+
+// Writes positions of one placed span, tokens [lo, hi) of the span, at out + 0.
+template <typename Scalar, typename Out>
+class SpanWriter {
+ public:
+  SpanWriter(const PlacedSpan& s, const ModelConfig& config, const PositionPolicy& policy)
+      : s_(s),
+        stream_{&s, &config,
+                s.span.kind == SpanKind::kImage ? policy.image_time : policy.video_time,
+                policy.float_positions},
+        shared_markers_(s.span.kind == SpanKind::kAudioInVideo &&
+                        policy.audio_in_video_shares_markers) {}
+
+  void Write(int64_t lo, int64_t hi, PositionPlanes<Out> out) const {
+    if (s_.span.kind == SpanKind::kText) {
+      WriteLinear(static_cast<Scalar>(s_.start_base), lo, hi, out);
+      return;
+    }
+    const int64_t media_begin = s_.start_markers;
+    const int64_t media_end = media_begin + s_.media_tokens;
+    int64_t u = lo;
+    int64_t o = 0;
+    for (; u < std::min(hi, media_begin); ++u, ++o) Put(out, o, Marker(s_.start_base, u));
+    const int64_t m_lo = std::max(u, media_begin);
+    const int64_t m_hi = std::min(hi, media_end);
+    if (m_lo < m_hi) {
+      WriteMedia(m_lo - media_begin, m_hi - media_begin, Offset(out, o));
+      o += m_hi - m_lo;
+      u = m_hi;
+    }
+    for (; u < hi; ++u, ++o) Put(out, o, Marker(s_.end_base, u - media_end));
+  }
+
+ private:
+  static PositionPlanes<Out> Offset(PositionPlanes<Out> p, int64_t o) {
+    return {p.t + o, p.h + o, p.w + o};
+  }
+  static void Put(PositionPlanes<Out> p, int64_t o, Scalar v) {
+    p.t[o] = p.h[o] = p.w[o] = static_cast<Out>(v);
+  }
+  Scalar Marker(double base, int64_t j) const {
+    return shared_markers_ ? static_cast<Scalar>(base)
+                           : Add(static_cast<Scalar>(base), static_cast<Scalar>(j));
+  }
+  static void WriteLinear(Scalar base, int64_t lo, int64_t hi, PositionPlanes<Out> out) {
+    for (int64_t u = lo; u < hi; ++u) {
+      const Out v = static_cast<Out>(Add(base, static_cast<Scalar>(u)));
+      out.t[u - lo] = v;
+      out.h[u - lo] = v;
+      out.w[u - lo] = v;
+    }
+  }
+
+  // Media-local tokens [lo, hi): a grid stream, an audio stream, or their interleaving.
+  void WriteMedia(int64_t lo, int64_t hi, PositionPlanes<Out> out) const {
+    switch (s_.span.kind) {
+      case SpanKind::kAudio:
+        WriteLinear(static_cast<Scalar>(s_.media_base), lo, hi, out);
+        return;
+      case SpanKind::kAudioInVideo: {
+        int64_t run_start = 0;  // media-local index of the current run's first token
+        for (const InterleavedRun& run : s_.runs) {
+          const int64_t run_len = run.end - run.begin;
+          const int64_t a = std::max(lo, run_start);
+          const int64_t b = std::min(hi, run_start + run_len);
+          if (a < b) {
+            const int64_t from = run.begin + (a - run_start);
+            const auto dst = Offset(out, a - lo);
+            if (run.is_video) {
+              WriteGrid(from, from + (b - a), dst);
+            } else {
+              WriteLinear(static_cast<Scalar>(s_.media_base), from, from + (b - a), dst);
+            }
+          }
+          run_start += run_len;
+          if (run_start >= hi) break;
+        }
+        return;
+      }
+      default:
+        WriteGrid(lo, hi, out);
+    }
+  }
+
+  // Grid tokens [lo, hi) in t-major, row, col order: (base + time(k), base + row, base + col).
+  void WriteGrid(int64_t lo, int64_t hi, PositionPlanes<Out> out) const {
+    const Scalar base = static_cast<Scalar>(s_.media_base);
+    const int64_t w = s_.merged_grid.w;
+    const int64_t per_frame = stream_.per_frame();
+    int64_t v = lo;
+    int64_t o = 0;
+    int64_t cached_k = -1;
+    Out t_value{};
+    while (v < hi) {
+      const int64_t k = v / per_frame;
+      const int64_t r = v % per_frame;
+      const int64_t row = r / w;
+      const int64_t col = r % w;
+      if (k != cached_k) {
+        t_value = static_cast<Out>(Add(base, static_cast<Scalar>(stream_.TimeAt(k))));
+        cached_k = k;
+      }
+      const Out h_value = static_cast<Out>(Add(base, static_cast<Scalar>(row)));
+      const int64_t n = std::min(w - col, hi - v);
+      Out* __restrict t_out = out.t + o;
+      Out* __restrict h_out = out.h + o;
+      Out* __restrict w_out = out.w + o;
+      for (int64_t x = 0; x < n; ++x) {
+        t_out[x] = t_value;
+        h_out[x] = h_value;
+        w_out[x] = static_cast<Out>(Add(base, static_cast<Scalar>(col + x)));
+      }
+      v += n;
+      o += n;
+    }
+  }
+
+  const PlacedSpan& s_;
+  GridStream stream_;
+  bool shared_markers_;
+};
+
+template <typename Scalar, typename Out>
+void FillImpl(const std::vector<PlacedSpan>& spans, const ModelConfig& config,
+              const PositionPolicy& policy, int64_t num_tokens, double delta, int64_t begin,
+              int64_t end, PositionPlanes<Out> out) {
+  // First span that ends after `begin`.
+  auto it = std::upper_bound(spans.begin(), spans.end(), begin,
+                             [](int64_t token, const PlacedSpan& s) {
+                               return token < s.first_token + s.num_tokens;
+                             });
+  int64_t i = begin;
+  for (; it != spans.end() && i < std::min(end, num_tokens); ++it) {
+    const int64_t lo = i - it->first_token;
+    const int64_t hi = std::min(end, it->first_token + it->num_tokens) - it->first_token;
+    SpanWriter<Scalar, Out>(*it, config, policy)
+        .Write(lo, hi, {out.t + (i - begin), out.h + (i - begin), out.w + (i - begin)});
+    i += hi - lo;
+  }
+  // Decode steps: index + delta on every axis.
+  const Scalar d = static_cast<Scalar>(delta);
+  for (; i < end; ++i) {
+    const Out v = static_cast<Out>(Add(static_cast<Scalar>(i), d));
+    out.t[i - begin] = out.h[i - begin] = out.w[i - begin] = v;
+  }
+}
+
+}  // namespace
+
+template <typename Out>
+absl::Status SequencePositions::Fill(int64_t begin, int64_t end, PositionPlanes<Out> out) const {
+  if (begin < 0 || end < begin) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("window [", begin, ", ", end, ") must satisfy 0 <= begin <= end"));
+  }
+  if (end - num_tokens_ > limits_.max_decode_steps) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("window end ", end, " is more than max_decode_steps = ",
+                     limits_.max_decode_steps, " past the prompt's ", num_tokens_, " tokens"));
+  }
+  if (begin == end) return absl::OkStatus();
+  if (std::is_integral<Out>::value && float_positions_) {
+    return absl::InvalidArgumentError(
+        "this model's positions are float32 (Qwen3-Omni); request float output");
+  }
+  // Largest value the window can hold: the prompt's max, or the last decode step.
+  const double window_max =
+      std::max(begin < num_tokens_ ? max_position_ : 0.0,
+               end > num_tokens_ ? static_cast<double>(end - 1) + delta_ : 0.0);
+  if (window_max > static_cast<double>(std::numeric_limits<Out>::max())) {
+    return absl::OutOfRangeError(absl::StrCat("position ", window_max,
+                                              " does not fit the requested output type"));
+  }
+  if (float_positions_) {
+    FillImpl<float, Out>(spans_, config_, policy_, num_tokens_, delta_, begin, end, out);
+  } else {
+    FillImpl<int64_t, Out>(spans_, config_, policy_, num_tokens_, delta_, begin, end, out);
+  }
+  return absl::OkStatus();
+}
+
+template absl::Status SequencePositions::Fill<int64_t>(int64_t, int64_t,
+                                                       PositionPlanes<int64_t>) const;
+template absl::Status SequencePositions::Fill<int32_t>(int64_t, int64_t,
+                                                       PositionPlanes<int32_t>) const;
+template absl::Status SequencePositions::Fill<float>(int64_t, int64_t,
+                                                     PositionPlanes<float>) const;
+
+template <typename Out>
+absl::StatusOr<PackedPositions<Out>> PackSequences(absl::Span<const SequencePositions> sequences,
+                                                   const PositionLimits& limits) {
+  PackedPositions<Out> packed;
+  packed.cu_seqlens.reserve(sequences.size() + 1);
+  packed.cu_seqlens.push_back(0);
+  for (const SequencePositions& seq : sequences) {
+    packed.total_tokens += seq.num_tokens();
+    if (packed.total_tokens > limits.max_total_tokens) {
+      return absl::InvalidArgumentError(absl::StrCat("packed sequences exceed max_total_tokens = ",
+                                                     limits.max_total_tokens));
+    }
+    packed.cu_seqlens.push_back(packed.total_tokens);
+  }
+  const int64_t total = packed.total_tokens;
+  packed.positions.resize(3 * total);
+  Out* base = packed.positions.data();
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const int64_t at = packed.cu_seqlens[i];
+    MROPE_RETURN_IF_ERROR(sequences[i].Fill<Out>(
+        0, sequences[i].num_tokens(), {base + at, base + total + at, base + 2 * total + at}));
+  }
+  return packed;
+}
+
+template absl::StatusOr<PackedPositions<int64_t>> PackSequences<int64_t>(
+    absl::Span<const SequencePositions>, const PositionLimits&);
+template absl::StatusOr<PackedPositions<int32_t>> PackSequences<int32_t>(
+    absl::Span<const SequencePositions>, const PositionLimits&);
+template absl::StatusOr<PackedPositions<float>> PackSequences<float>(
+    absl::Span<const SequencePositions>, const PositionLimits&);
+
+}  // namespace mrope

@@ -1,0 +1,116 @@
+#ifndef MROPE_POSITIONS_SEQUENCE_POSITIONS_H_
+#define MROPE_POSITIONS_SEQUENCE_POSITIONS_H_
+
+// The M-RoPE positions of one sequence (one unpadded request), planned once from its spans in
+// O(number of spans) time and memory. Any window [begin, end) of token indices can then be
+// written without rebuilding the prompt: indices below num_tokens() are prompt tokens, indices
+// at or beyond it are decode steps, which take index + delta() on all three axes.
+//
+// Positions follow HF transformers v4.57.6 get_rope_index bit for bit (see tests/golden):
+// text continues at (max of the previous piece) + 1 on all axes; a vision block takes
+// base + (time_index(k), row, col); Omni blocks add audio and audio-in-video interleaving.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "mrope/positions/limits.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/positions/span.h"
+
+namespace mrope {
+
+// Three output planes of equal length: positions on the t, h and w axes.
+template <typename Out>
+struct PositionPlanes {
+  Out* t = nullptr;
+  Out* h = nullptr;
+  Out* w = nullptr;
+};
+
+// A contiguous run of tokens from one stream of an audio-in-video block, in sequence order.
+struct InterleavedRun {
+  bool is_video = false;
+  int64_t begin = 0;  // index into that stream (video tokens are t-major, then row, then col)
+  int64_t end = 0;
+};
+
+// A span with everything its positions derive from. Positions are stored as double, which
+// holds every int64 position below 2^53 and every float32 position exactly.
+struct PlacedSpan {
+  Span span;
+  int64_t first_token = 0;  // index of the span's first token in the sequence
+  int64_t num_tokens = 0;
+  int32_t start_markers = 0;  // <vision_start> / <audio_start> tokens at the span's front
+  int32_t end_markers = 0;    // <vision_end> / <audio_end> tokens at its back (0 when open)
+  int64_t media_tokens = 0;   // tokens between the markers (video + audio for audio-in-video)
+  Grid merged_grid;           // (t, h / merge, w / merge)
+  double start_base = 0;      // text: first position; media: first start marker
+  double media_base = 0;      // media tokens take media_base + (time, row, col)
+  double end_base = 0;        // first end marker
+  double max_position = 0;    // over the span's tokens and axes
+  std::vector<InterleavedRun> runs;  // audio-in-video only: the token order
+};
+
+class SequencePositions {
+ public:
+  // Plans `spans` under `config`. Refuses spans the family cannot have (audio in a VL model,
+  // multi-frame Qwen3-VL video blocks, open blocks that are not last, ...), bad grids and
+  // seconds, and anything over `limits`, before allocating.
+  static absl::StatusOr<SequencePositions> Create(const ModelConfig& config,
+                                                  std::vector<Span> spans,
+                                                  const PositionLimits& limits = {});
+
+  int64_t num_tokens() const { return num_tokens_; }
+  // True for Qwen3-Omni: positions are float32 values (possibly fractional).
+  bool float_positions() const { return float_positions_; }
+  // Largest position over all tokens and axes (0 for an empty sequence).
+  double max_position() const { return max_position_; }
+  // Decode token i >= num_tokens() has position i + delta() on every axis (float32 addition for
+  // float positions). delta = max_position + 1 - num_tokens.
+  double delta() const { return delta_; }
+  const std::vector<PlacedSpan>& spans() const { return spans_; }
+
+  // Writes the positions of tokens [begin, end) into planes of end - begin entries each.
+  // int32 output refuses values above INT32_MAX; integer outputs refuse fractional positions.
+  template <typename Out>
+  absl::Status Fill(int64_t begin, int64_t end, PositionPlanes<Out> out) const;
+
+ private:
+  SequencePositions() = default;
+
+  bool float_positions_ = false;
+  PositionPolicy policy_;
+  ModelConfig config_;
+  PositionLimits limits_;
+  int64_t num_tokens_ = 0;
+  double max_position_ = 0;
+  double delta_ = 0;
+  std::vector<PlacedSpan> spans_;
+};
+
+// Declared for the three output types mrope supports.
+extern template absl::Status SequencePositions::Fill<int64_t>(int64_t, int64_t,
+                                                              PositionPlanes<int64_t>) const;
+extern template absl::Status SequencePositions::Fill<int32_t>(int64_t, int64_t,
+                                                              PositionPlanes<int32_t>) const;
+extern template absl::Status SequencePositions::Fill<float>(int64_t, int64_t,
+                                                            PositionPlanes<float>) const;
+
+// Packs several sequences' prompt positions back to back: planar [3][total] with
+// cu_seqlens = {0, n0, n0 + n1, ...} (the varlen layout of FlashAttention-style runtimes).
+template <typename Out>
+struct PackedPositions {
+  std::vector<Out> positions;  // [3][total]
+  std::vector<int64_t> cu_seqlens;
+  int64_t total_tokens = 0;
+};
+template <typename Out>
+absl::StatusOr<PackedPositions<Out>> PackSequences(
+    absl::Span<const SequencePositions> sequences, const PositionLimits& limits = {});
+
+}  // namespace mrope
+
+#endif  // MROPE_POSITIONS_SEQUENCE_POSITIONS_H_

@@ -1,0 +1,77 @@
+#ifndef MROPE_POSITIONS_SPAN_H_
+#define MROPE_POSITIONS_SPAN_H_
+
+// A prompt as a sequence of spans. Runtimes that already know where media sit build spans
+// directly; mrope/positions/scanner.h derives them from token ids + grids the way HF does.
+
+#include <cstdint>
+#include <string>
+
+namespace mrope {
+
+// A media grid in patches before the spatial merge (as processors report image_grid_thw).
+struct Grid {
+  int64_t t = 0;
+  int64_t h = 0;
+  int64_t w = 0;
+};
+
+enum class SpanKind {
+  kText,          // text_tokens ordinary tokens
+  kImage,         // <vision_start> image tokens <vision_end>
+  kVideo,         // <vision_start> video tokens <vision_end>
+  kAudio,         // <audio_start> audio tokens <audio_end>              (Omni)
+  kAudioInVideo,  // <vision_start><audio_start> video+audio <audio_end><vision_end> (Omni)
+};
+
+// One span. Media spans include their start/end marker tokens, so a span's token count is
+// what it occupies in the sequence (see SpanTokenCount in sequence_positions.h).
+struct Span {
+  SpanKind kind = SpanKind::kText;
+  int64_t text_tokens = 0;       // kText only
+  Grid grid;                     // kImage, kVideo, kAudioInVideo
+  float seconds_per_grid = 1.0f;  // kVideo, kAudioInVideo (float32, as processors give it)
+  int64_t audio_tokens = 0;      // kAudio, kAudioInVideo: tokens after the audio encoder
+  // False when the prompt ends inside the block, before its end marker (an image block cut at
+  // the end of a row). Only the last span of a sequence may be open.
+  bool closed = true;
+
+  static Span Text(int64_t tokens) {
+    Span s;
+    s.text_tokens = tokens;
+    return s;
+  }
+  static Span Image(Grid grid) {
+    Span s;
+    s.kind = SpanKind::kImage;
+    s.grid = grid;
+    return s;
+  }
+  static Span Video(Grid grid, float seconds_per_grid) {
+    Span s;
+    s.kind = SpanKind::kVideo;
+    s.grid = grid;
+    s.seconds_per_grid = seconds_per_grid;
+    return s;
+  }
+  static Span Audio(int64_t audio_tokens) {
+    Span s;
+    s.kind = SpanKind::kAudio;
+    s.audio_tokens = audio_tokens;
+    return s;
+  }
+  static Span AudioInVideo(Grid grid, float seconds_per_grid, int64_t audio_tokens) {
+    Span s;
+    s.kind = SpanKind::kAudioInVideo;
+    s.grid = grid;
+    s.seconds_per_grid = seconds_per_grid;
+    s.audio_tokens = audio_tokens;
+    return s;
+  }
+};
+
+const char* SpanKindName(SpanKind kind);
+
+}  // namespace mrope
+
+#endif  // MROPE_POSITIONS_SPAN_H_

@@ -1,0 +1,235 @@
+"""Offline wrappers for Debian system libraries and the CUDA toolkit (Bazel 4.2.3, WORKSPACE).
+
+Each repository gets the *upstream* name and upstream-style labels
+(@com_google_absl//absl/status:statusor, @com_google_googletest//:gtest_main,
+@com_google_protobuf//:protobuf), so BUILD files stay the same when MODULE.bazel
+(bzlmod, with repo_name = "com_google_...") is used instead on a machine with internet.
+"""
+
+def _fail_missing(rctx, path):
+    fail("%s: %s not found. Install the Debian packages: apt-get install -y %s" %
+         (rctx.name, path, rctx.attr.apt_hint))
+
+# ---------------------------------------------------------------------------
+# Generic: symlink some system paths into a repo and add a BUILD file.
+# ---------------------------------------------------------------------------
+def _system_repo_impl(rctx):
+    for dst, src in rctx.attr.symlinks.items():
+        if not rctx.path(src).exists:
+            _fail_missing(rctx, src)
+        rctx.symlink(src, dst)
+    rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
+    rctx.symlink(rctx.attr.build_file, "BUILD.bazel")
+    for label, dst in rctx.attr.files.items():
+        rctx.symlink(label, dst)
+
+system_repo = repository_rule(
+    implementation = _system_repo_impl,
+    local = True,
+    attrs = {
+        "symlinks": attr.string_dict(doc = "repo path -> absolute system path"),
+        "build_file": attr.label(allow_single_file = True, mandatory = True),
+        "files": attr.label_keyed_string_dict(allow_files = True, doc = "extra files: label -> repo path"),
+        "apt_hint": attr.string(),
+    },
+)
+
+# ---------------------------------------------------------------------------
+# Abseil (Debian libabsl-dev 20220623): upstream labels, link flags from pkg-config.
+# Add a line here when the project needs another absl target.
+# ---------------------------------------------------------------------------
+_ABSL_TARGETS = {
+    # "upstream package:target": "pkg-config module (Debian /usr/lib/<arch>/pkgconfig)"
+    "absl/algorithm:algorithm": "absl_algorithm",
+    "absl/algorithm:container": "absl_algorithm_container",
+    "absl/base:base": "absl_base",
+    "absl/base:core_headers": "absl_core_headers",
+    "absl/cleanup:cleanup": "absl_cleanup",
+    "absl/container:btree": "absl_btree",
+    "absl/container:fixed_array": "absl_fixed_array",
+    "absl/container:flat_hash_map": "absl_flat_hash_map",
+    "absl/container:flat_hash_set": "absl_flat_hash_set",
+    "absl/container:inlined_vector": "absl_inlined_vector",
+    "absl/container:node_hash_map": "absl_node_hash_map",
+    "absl/container:node_hash_set": "absl_node_hash_set",
+    "absl/debugging:failure_signal_handler": "absl_failure_signal_handler",
+    "absl/debugging:leak_check": "absl_leak_check",
+    "absl/debugging:stacktrace": "absl_stacktrace",
+    "absl/debugging:symbolize": "absl_symbolize",
+    "absl/flags:flag": "absl_flags",
+    "absl/flags:marshalling": "absl_flags_marshalling",
+    "absl/flags:parse": "absl_flags_parse",
+    "absl/flags:reflection": "absl_flags_reflection",
+    "absl/flags:usage": "absl_flags_usage",
+    "absl/functional:any_invocable": "absl_any_invocable",
+    "absl/functional:bind_front": "absl_bind_front",
+    "absl/functional:function_ref": "absl_function_ref",
+    "absl/hash:hash": "absl_hash",
+    "absl/memory:memory": "absl_memory",
+    "absl/meta:type_traits": "absl_type_traits",
+    "absl/numeric:bits": "absl_bits",
+    "absl/numeric:int128": "absl_int128",
+    "absl/random:bit_gen_ref": "absl_random_bit_gen_ref",
+    "absl/random:distributions": "absl_random_distributions",
+    "absl/random:random": "absl_random_random",
+    "absl/random:seed_sequences": "absl_random_seed_sequences",
+    "absl/status:status": "absl_status",
+    "absl/status:statusor": "absl_statusor",
+    "absl/strings:cord": "absl_cord",
+    "absl/strings:str_format": "absl_str_format",
+    "absl/strings:strings": "absl_strings",
+    "absl/synchronization:synchronization": "absl_synchronization",
+    "absl/time:time": "absl_time",
+    "absl/types:any": "absl_any",
+    "absl/types:compare": "absl_compare",
+    "absl/types:optional": "absl_optional",
+    "absl/types:span": "absl_span",
+    "absl/types:variant": "absl_variant",
+    "absl/utility:utility": "absl_utility",
+}
+
+def _pkg_config_libs(rctx, module):
+    res = rctx.execute(["pkg-config", "--libs", module])
+    if res.return_code != 0:
+        fail("pkg-config --libs %s failed (%s). apt-get install -y %s pkg-config" %
+             (module, res.stderr.strip(), rctx.attr.apt_hint))
+    return res.stdout.strip().split(" ")
+
+def _system_absl_impl(rctx):
+    inc = rctx.attr.include_dir + "/absl"
+    if not rctx.path(inc + "/base/config.h").exists:
+        _fail_missing(rctx, inc)
+
+    # Headers live under include/ (not a package), so every target can declare all of them.
+    rctx.symlink(inc, "include/absl")
+    rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
+    all_libs = []
+    packages = {}
+    for label, module in _ABSL_TARGETS.items():
+        pkg, name = label.split(":")
+        libs = [f for f in _pkg_config_libs(rctx, module) if f]
+        for f in libs:
+            if f not in all_libs:
+                all_libs.append(f)
+        packages.setdefault(pkg, []).append(
+            'cc_library(\n    name = "%s",\n    linkopts = %s,\n    deps = ["//:headers"],\n)\n' % (name, repr(libs)),
+        )
+    for pkg, rules in packages.items():
+        rctx.file(
+            pkg + "/BUILD.bazel",
+            'package(default_visibility = ["//visibility:public"])\n\n' + "\n".join(rules),
+        )
+    rctx.file("BUILD.bazel", """package(default_visibility = ["//visibility:public"])
+
+# All absl headers of the system install (Debian libabsl-dev).
+cc_library(
+    name = "headers",
+    hdrs = glob(["include/absl/**/*.h", "include/absl/**/*.inc"]),
+    includes = ["include"],
+)
+
+# Everything at once (not an upstream label; for quick experiments).
+cc_library(
+    name = "absl",
+    linkopts = %s,
+    deps = [":headers"],
+)
+""" % repr(all_libs))
+
+system_absl = repository_rule(
+    implementation = _system_absl_impl,
+    local = True,
+    environ = ["PKG_CONFIG_PATH"],
+    attrs = {
+        "include_dir": attr.string(default = "/usr/include"),
+        "apt_hint": attr.string(default = "libabsl-dev"),
+    },
+)
+
+# ---------------------------------------------------------------------------
+# CUDA toolkit (not a Debian package here: /usr/local/cuda, or $CUDA_PATH).
+# ---------------------------------------------------------------------------
+def _local_cuda_impl(rctx):
+    root = rctx.os.environ.get("CUDA_PATH", rctx.attr.default_path)
+    nvcc = rctx.path(root + "/bin/nvcc")
+    rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
+    if not nvcc.exists:
+        # No toolkit: cuda_library targets (and all that depend on them) become incompatible
+        # and are skipped by `bazel build/test //...` instead of failing the whole build.
+        print("local_cuda: %s not found (set CUDA_PATH); CUDA targets will be skipped" % nvcc)
+        rctx.file("defs.bzl", 'CUDA_AVAILABLE = False\nCUDA_PATH = ""\nNVCC = "false"\nNVCC_VERSION = ""\n')
+        rctx.file("BUILD.bazel", """package(default_visibility = ["//visibility:public"])
+exports_files(["defs.bzl"])
+constraint_setting(name = "cuda")
+constraint_value(name = "cuda_missing", constraint_setting = ":cuda")
+cc_library(name = "cuda_headers", target_compatible_with = [":cuda_missing"])
+cc_library(name = "cudart_static", target_compatible_with = [":cuda_missing"])
+cc_library(name = "cudart", target_compatible_with = [":cuda_missing"])
+""")
+        return
+    res = rctx.execute([str(nvcc), "--version"])
+    version = res.stdout.strip().split("\n")[-1]
+    rctx.symlink(root + "/include", "include")
+    rctx.symlink(root + "/lib64", "lib64")
+    rctx.file("defs.bzl", 'CUDA_AVAILABLE = True\nCUDA_PATH = "%s"\nNVCC = "%s"\nNVCC_VERSION = "%s"\n' % (root, nvcc, version))
+    rctx.symlink(rctx.attr.build_file, "BUILD.bazel")
+
+local_cuda = repository_rule(
+    implementation = _local_cuda_impl,
+    local = True,
+    environ = ["CUDA_PATH"],
+    attrs = {
+        "default_path": attr.string(default = "/usr/local/cuda"),
+        "build_file": attr.label(allow_single_file = True, mandatory = True),
+    },
+)
+
+# ---------------------------------------------------------------------------
+# Everything the WORKSPACE needs, in one call.
+# ---------------------------------------------------------------------------
+def offline_dependencies():
+    # Bazel 4.2.3's built-in @bazel_tools load these; the real ones are http_archives
+    # (would need the network). Tiny stand-ins live in third_party/bazel4/.
+    native.local_repository(name = "rules_cc", path = "third_party/bazel4/rules_cc")
+    native.local_repository(name = "rules_java", path = "third_party/bazel4/rules_java")
+    native.local_repository(name = "rules_proto", path = "third_party/bazel4/rules_proto")
+    native.local_repository(name = "remote_coverage_tools", path = "third_party/bazel4/remote_coverage_tools")
+
+    system_absl(name = "com_google_absl")
+
+    system_repo(
+        name = "com_google_googletest",
+        build_file = "//third_party/system:googletest.BUILD",
+        symlinks = {
+            "include/gtest": "/usr/include/gtest",
+            "include/gmock": "/usr/include/gmock",
+        },
+        apt_hint = "libgtest-dev libgmock-dev",
+    )
+
+    system_repo(
+        name = "com_google_protobuf",
+        build_file = "//third_party/system:protobuf.BUILD",
+        symlinks = {
+            "include/google/protobuf": "/usr/include/google/protobuf",
+            "bin/protoc": "/usr/bin/protoc",
+        },
+        files = {
+            "//third_party/system:protobuf_bazel_cc_proto_library.bzl": "bazel/cc_proto_library.bzl",
+            "//third_party/system:protobuf_bazel_proto_library.bzl": "bazel/proto_library.bzl",
+            "//third_party/system:protobuf_bazel_BUILD": "bazel/BUILD.bazel",
+        },
+        apt_hint = "libprotobuf-dev protobuf-compiler",
+    )
+
+    system_repo(
+        name = "com_github_google_benchmark",
+        build_file = "//third_party/system:benchmark.BUILD",
+        symlinks = {"include/benchmark": "/usr/include/benchmark"},
+        apt_hint = "libbenchmark-dev",
+    )
+
+    local_cuda(
+        name = "local_cuda",
+        build_file = "//third_party/system:cuda.BUILD",
+    )
