@@ -1,0 +1,202 @@
+// One test per malformed input the foundation issue lists: each must be an absl::Status naming
+// the problem, never a crash or a silently wrong answer.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/common/json.h"
+#include "mrope/positions/batch.h"
+#include "mrope/positions/golden_case.h"
+#include "tests/positions/test_util.h"
+
+namespace mrope {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kVisionStart = 151652;
+constexpr int64_t kVisionEnd = 151653;
+constexpr int64_t kImage = 151655;
+constexpr int64_t kVideo = 151656;
+constexpr int64_t kText = 100;
+
+PromptBatch OneRow(std::vector<int64_t> ids) {
+  PromptBatch batch;
+  batch.batch_size = 1;
+  batch.seq_len = static_cast<int64_t>(ids.size());
+  batch.input_ids = std::move(ids);
+  return batch;
+}
+
+// `<vision_start>` + n image tokens + `<vision_end>`.
+std::vector<int64_t> ImageBlock(int n, int64_t media = kImage) {
+  std::vector<int64_t> ids = {kVisionStart};
+  ids.insert(ids.end(), n, media);
+  ids.push_back(kVisionEnd);
+  return ids;
+}
+
+// The error message of planning `batch` (empty when it plans fine).
+std::string Plan(absl::string_view preset, const PromptBatch& batch) {
+  return std::string(PlanBatch(Preset(preset), batch).status().message());
+}
+
+std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+TEST(Errors, RowEndingInVisionStart) {
+  PromptBatch batch = OneRow({kText, kText, kVisionStart});
+  batch.media.image_grid_thw = {{1, 2, 2}};
+  EXPECT_THAT(Plan("qwen2_vl", batch), HasSubstr("row 0, token 2: row ends in vision_start"));
+}
+
+TEST(Errors, BlockTokenCountDiffersFromGrid) {
+  PromptBatch batch = OneRow(ImageBlock(3));
+  batch.media.image_grid_thw = {{1, 4, 4}};  // 4 tokens after the 2x2 merge
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("image block has 3 tokens but image_grid_thw[0] gives 4"));
+}
+
+TEST(Errors, MoreBlocksThanGrids) {
+  std::vector<int64_t> ids = ImageBlock(1);
+  const auto second = ImageBlock(1);
+  ids.insert(ids.end(), second.begin(), second.end());
+  PromptBatch batch = OneRow(ids);
+  batch.media.image_grid_thw = {{1, 2, 2}};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("image block 2 but image_grid_thw has 1 entries"));
+}
+
+TEST(Errors, GridsLeftOver) {
+  PromptBatch batch = OneRow(ImageBlock(1));
+  batch.media.image_grid_thw = {{1, 2, 2}, {1, 2, 2}};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("image_grid_thw has 2 entries but the prompt uses 1 (1 left over)"));
+}
+
+TEST(Errors, GridNotDivisibleByMergeSize) {
+  PromptBatch batch = OneRow(ImageBlock(1));
+  batch.media.image_grid_thw = {{1, 3, 4}};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("h and w must be divisible by spatial_merge_size 2"));
+}
+
+TEST(Errors, ZeroOrNegativeGridValues) {
+  for (const Grid grid : {Grid{0, 2, 2}, Grid{1, -2, 2}}) {
+    PromptBatch batch = OneRow(ImageBlock(1));
+    batch.media.image_grid_thw = {grid};
+    EXPECT_THAT(Plan("qwen2_vl", batch), HasSubstr("must be positive"));
+  }
+  // Spans built directly by a runtime are checked too.
+  auto seq = SequencePositions::Create(Preset("qwen2_vl"), {Span::Image({1, 0, 2})});
+  EXPECT_THAT(Message(seq.status()), HasSubstr("grid h must be in [1, max_grid_value"));
+}
+
+TEST(Errors, HugeGridsAreRefusedBeforeAnyAllocation) {
+  // 2^40 tokens would overflow nothing in int64 but must never be allocated or scanned.
+  auto seq = SequencePositions::Create(Preset("qwen2_vl"),
+                                       {Span::Image({1 << 20, 1 << 20, 1 << 20})});
+  EXPECT_THAT(Message(seq.status()), HasSubstr("max_grid_value = 65536], got 1048576"));
+  PositionLimits limits;
+  limits.max_grid_tokens = 100;
+  seq = SequencePositions::Create(Preset("qwen2_vl"), {Span::Image({4, 20, 20})}, limits);
+  EXPECT_THAT(Message(seq.status()),
+              HasSubstr("grid 4x20x20 makes 400 tokens, over max_grid_tokens = 100"));
+  PromptBatch batch = OneRow({kText});
+  batch.batch_size = int64_t{1} << 40;
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("batch_size must be in [1, max_batch_rows = 4096], got 1099511627776"));
+}
+
+TEST(Errors, BadSecondsPerGrid) {
+  std::vector<int64_t> ids = ImageBlock(1, kVideo);
+  for (const float bad : {std::nanf(""), std::numeric_limits<float>::infinity(), -0.5f}) {
+    PromptBatch batch = OneRow(ids);
+    batch.media.video_grid_thw = {{1, 2, 2}};
+    batch.media.second_per_grid_ts = {bad};
+    EXPECT_THAT(Plan("qwen2_5_vl", batch),
+                HasSubstr("second_per_grid_ts[0] must be finite and >= 0"));
+  }
+  PromptBatch batch = OneRow(ids);
+  batch.media.video_grid_thw = {{1, 2, 2}};
+  batch.media.second_per_grid_ts = {1.0f, 2.0f};
+  EXPECT_THAT(Plan("qwen2_5_vl", batch),
+              HasSubstr("second_per_grid_ts has 2 entries but video_grid_thw has 1"));
+}
+
+TEST(Errors, AttentionMaskShapeAndValues) {
+  PromptBatch batch = OneRow({kText, kText});
+  batch.attention_mask = {1};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("attention_mask has 1 entries, expected the shape of input_ids [1][2]"));
+  batch.attention_mask = {1, 2};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("attention_mask[0][1] must be 0 or 1, got 2"));
+}
+
+TEST(Errors, MediaTokenOutsideAVisionBlock) {
+  PromptBatch batch = OneRow({kText, kImage, kText});
+  batch.media.image_grid_thw = {{1, 2, 2}};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("row 0, token 1: media token 151655 outside a block"));
+}
+
+TEST(Errors, Qwen3VlVideoWrittenAsOneBlockOfSeveralFrames) {
+  PromptBatch batch = OneRow(ImageBlock(3, kVideo));  // 3 frames of 1 token in one block
+  batch.media.video_grid_thw = {{3, 2, 2}};
+  EXPECT_THAT(Plan("qwen3_vl", batch),
+              HasSubstr("video_grid_thw[0] (3 frames) is written as one block; qwen3_vl needs "
+                        "one <vision_start>...<vision_end> block per frame"));
+  // The same layout is fine for Qwen2-VL.
+  EXPECT_EQ(Plan("qwen2_vl", batch), "");
+}
+
+TEST(Errors, UnknownModelFamily) {
+  EXPECT_THAT(Message(ParseModelFamily("qwen4_vl").status()),
+              HasSubstr("unknown model family 'qwen4_vl'"));
+  auto doc = ParseJson(R"({"model": "llava", "inputs": {"input_ids": [[1]]}})");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_THAT(Message(PositionCaseFromJson(*doc).status()), HasSubstr("unknown preset 'llava'"));
+}
+
+TEST(Errors, MalformedJson) {
+  EXPECT_THAT(Message(ParseJson(R"({"model": "qwen2_vl", "inputs": {"input_ids": [[1, 2)").status()),
+              HasSubstr("malformed JSON"));
+  auto doc = ParseJson(R"({"model": "qwen2_vl", "inputs": {"input_ids": [[1, 2], [3]]}})");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_THAT(Message(PositionCaseFromJson(*doc).status()),
+              HasSubstr("inputs.input_ids[1]: ragged array"));
+}
+
+TEST(Errors, OmniBlocksMustBeClosed) {
+  const int64_t audio_start = 151647;
+  const int64_t audio = 151646;
+  PromptBatch batch = OneRow({kText, audio_start, audio, audio});  // no <audio_end>
+  batch.media.audio_feature_lengths = {8};  // -> 2 audio tokens
+  EXPECT_THAT(Plan("qwen2_5_omni", batch),
+              HasSubstr("audio block is not closed by its end marker 151648 (row ends)"));
+}
+
+TEST(Errors, Int32OutputRefusesValuesThatDoNotFit) {
+  const auto seq = Build("qwen2_vl", {Span::Text(10)});
+  std::vector<int32_t> t(1), h(1), w(1);
+  const int64_t far = (int64_t{1} << 31) + 5;
+  EXPECT_THAT(Message(seq.Fill<int32_t>(far, far + 1, {t.data(), h.data(), w.data()})),
+              HasSubstr("more than max_decode_steps"));
+  PositionLimits limits;
+  limits.max_decode_steps = int64_t{1} << 40;
+  auto roomy = SequencePositions::Create(Preset("qwen2_vl"), {Span::Text(10)}, limits);
+  ASSERT_TRUE(roomy.ok());
+  EXPECT_THAT(Message(roomy->Fill<int32_t>(far, far + 1, {t.data(), h.data(), w.data()})),
+              HasSubstr("does not fit the requested output type"));
+  std::vector<int64_t> t64(1), h64(1), w64(1);
+  ASSERT_TRUE(roomy->Fill<int64_t>(far, far + 1, {t64.data(), h64.data(), w64.data()}).ok());
+  EXPECT_EQ(t64[0], far);
+}
+
+}  // namespace
+}  // namespace mrope
