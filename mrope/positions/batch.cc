@@ -81,14 +81,29 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
 
   const int64_t l = batch.seq_len;
   MediaCursor cursor;
-  std::vector<int64_t> real_tokens;
+  std::vector<int64_t> gathered;
   for (int64_t row = 0; row < batch.batch_size; ++row) {
+    const absl::Span<const int64_t> ids(batch.input_ids.data() + row * l, l);
+    // The real tokens: a contiguous run of the row (read in place) or gathered from a mask
+    // with holes.
+    int64_t first = 0;
+    int64_t last = l;
     std::vector<int64_t> columns;
-    real_tokens.clear();
-    for (int64_t c = 0; c < l; ++c) {
-      if (batch.attention_mask.empty() || batch.attention_mask[row * l + c] == 1) {
-        columns.push_back(c);
-        real_tokens.push_back(batch.input_ids[row * l + c]);
+    absl::Span<const int64_t> real_tokens = ids;
+    if (!batch.attention_mask.empty()) {
+      const int64_t* mask = batch.attention_mask.data() + row * l;
+      while (first < l && mask[first] == 0) ++first;
+      while (last > first && mask[last - 1] == 0) --last;
+      real_tokens = ids.subspan(first, last - first);
+      if (std::find(mask + first, mask + last, 0) != mask + last) {
+        gathered.clear();
+        for (int64_t c = first; c < last; ++c) {
+          if (mask[c] == 1) {
+            columns.push_back(c);
+            gathered.push_back(ids[c]);
+          }
+        }
+        real_tokens = gathered;
       }
     }
     const int64_t n = real_tokens.size();
@@ -123,7 +138,8 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     plan.decode_deltas.push_back(vllm ? delta_unpadded : delta_padded);
     plan.decode_offsets.push_back(vllm ? n : l);
     plan.rows.push_back(std::move(seq));
-    plan.real_columns.push_back(std::move(columns));
+    plan.first_column.push_back(first);
+    plan.scattered_columns.push_back(std::move(columns));
   }
   MROPE_RETURN_IF_ERROR(CheckMediaConsumed(batch.media, cursor));
   return plan;
@@ -133,28 +149,30 @@ template <typename Out>
 absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
   const int64_t b = plan.batch_size;
   const int64_t l = plan.seq_len;
-  out.assign(3 * b * l, static_cast<Out>(plan.pad_value));
+  const Out pad = static_cast<Out>(plan.pad_value);
+  out.resize(3 * b * l);
   std::vector<Out> scratch;
   for (int64_t row = 0; row < b; ++row) {
     const SequencePositions& seq = plan.rows[row];
-    const std::vector<int64_t>& columns = plan.real_columns[row];
+    const std::vector<int64_t>& columns = plan.scattered_columns[row];
     const int64_t n = seq.num_tokens();
-    if (n == 0) continue;
-    Out* t = out.data() + row * l;
-    Out* h = t + b * l;
-    Out* w = h + b * l;
-    if (columns.back() - columns.front() + 1 == n) {  // one contiguous run (left/right padding)
-      const int64_t c = columns.front();
-      MROPE_RETURN_IF_ERROR(seq.Fill<Out>(0, n, {t + c, h + c, w + c}));
+    Out* planes[3] = {out.data() + row * l, out.data() + (b + row) * l,
+                      out.data() + (2 * b + row) * l};
+    if (columns.empty()) {  // contiguous: pads around one run
+      const int64_t c = plan.first_column[row];
+      for (Out* p : planes) {
+        std::fill(p, p + c, pad);
+        std::fill(p + c + n, p + l, pad);
+      }
+      MROPE_RETURN_IF_ERROR(seq.Fill<Out>(0, n, {planes[0] + c, planes[1] + c, planes[2] + c}));
       continue;
     }
     scratch.resize(3 * n);
     MROPE_RETURN_IF_ERROR(
         seq.Fill<Out>(0, n, {scratch.data(), scratch.data() + n, scratch.data() + 2 * n}));
-    for (int64_t i = 0; i < n; ++i) {
-      t[columns[i]] = scratch[i];
-      h[columns[i]] = scratch[n + i];
-      w[columns[i]] = scratch[2 * n + i];
+    for (int axis = 0; axis < 3; ++axis) {
+      std::fill(planes[axis], planes[axis] + l, pad);
+      for (int64_t i = 0; i < n; ++i) planes[axis][columns[i]] = scratch[axis * n + i];
     }
   }
   return absl::OkStatus();

@@ -34,7 +34,10 @@ struct BatchPlan {
   bool text_only_path = false;
   double pad_value = 1;               // what padding slots hold
   std::vector<SequencePositions> rows;  // each row's real tokens
-  std::vector<std::vector<int64_t>> real_columns;  // per row: the columns holding real tokens
+  // Where each row's real tokens sit: columns [first_column, first_column + n) when they are
+  // contiguous (left or right padding), else the explicit list in scattered_columns.
+  std::vector<int64_t> first_column;
+  std::vector<std::vector<int64_t>> scattered_columns;
   // get_rope_index's second return: against the padded length L (HF VL) or the row's real
   // token count n (Omni, vLLM).
   std::vector<double> deltas;

@@ -1,6 +1,8 @@
 #include "mrope/positions/scanner.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <vector>
 
@@ -50,7 +52,18 @@ class RowScanner {
   absl::StatusOr<std::vector<Span>> Scan() {
     const int64_t n = tokens_.size();
     int64_t text_run = 0;
+    // Structural ids are special tokens at the top of the vocabulary: anything below the
+    // smallest one is plain text, which makes the common case a single comparison.
+    int64_t smallest_marker = std::numeric_limits<int64_t>::max();
+    for (const int64_t id : {ids_.image, ids_.video, ids_.vision_start, ids_.audio,
+                             ids_.audio_start}) {
+      if (id >= 0) smallest_marker = std::min(smallest_marker, id);
+    }
     for (int64_t i = 0; i < n;) {
+      const int64_t text_begin = i;
+      while (i < n && tokens_[i] < smallest_marker) ++i;
+      text_run += i - text_begin;
+      if (i == n) break;
       const int64_t token = tokens_[i];
       int64_t consumed = 0;
       if (token == ids_.vision_start) {
