@@ -1,0 +1,14 @@
+#!/bin/bash
+# Installs what building and testing mrope needs on Debian bookworm (idempotent: a no-op when
+# everything is present). CUDA is optional: nvcc comes from /usr/local/cuda when the machine
+# has it; without it the CUDA targets are skipped.
+set -euo pipefail
+packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev
+          libgmock-dev libbenchmark-dev pkg-config python3)
+if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+fi

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Summarises a `bazel test` run, ending with the line 'N passed, N failed'.
+
+Usage: test_summary.py BAZEL_TEST_LOG BAZEL_EXIT_CODE
+
+Counts one result per gtest case, read from bazel-testlogs/<package>/<name>/test.xml of every
+target the log reports. A target that did not build, timed out or has no status counts as one
+failure; targets Bazel skipped as incompatible (CUDA targets without nvcc) are listed as skipped.
+A failing run with no per-target results at all (e.g. an analysis error) counts as one failure.
+Exits 1 when anything failed.
+"""
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+RESULT = re.compile(r"^(//\S+)\s+(?:\(cached\)\s+)?"
+                    r"(PASSED|FAILED TO BUILD|FAILED|FLAKY|TIMEOUT|NO STATUS|SKIPPED|INCOMPLETE)")
+
+
+def cases(label):
+    package, name = label[2:].split(":")
+    path = os.path.join("bazel-testlogs", package, name, "test.xml")
+    if not os.path.exists(path):
+        return None
+    passed = failed = skipped = 0
+    for case in ET.parse(path).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+        elif case.find("skipped") is not None or case.get("result") == "skipped":
+            skipped += 1
+        else:
+            passed += 1
+    return passed, failed, skipped
+
+
+def main():
+    log_path, bazel_rc = sys.argv[1], int(sys.argv[2])
+    passed = failed = skipped = 0
+    seen = 0
+    with open(log_path, errors="replace") as log:
+        for line in log:
+            match = RESULT.match(line.strip())
+            if not match:
+                continue
+            label, status = match.groups()
+            seen += 1
+            if status == "SKIPPED":
+                skipped += 1
+                continue
+            counted = cases(label) if status in ("PASSED", "FAILED", "FLAKY") else None
+            if counted is None:
+                failed += status != "PASSED"
+                passed += status == "PASSED"
+                if status != "PASSED":
+                    print(f"{label}: {status}")
+                continue
+            passed, failed, skipped = (passed + counted[0], failed + counted[1],
+                                       skipped + counted[2])
+            if status == "FAILED" and counted[1] == 0:
+                failed += 1  # crashed outside any test case
+    if bazel_rc != 0 and seen == 0:
+        print("bazel test failed before running any test (see the log above)")
+        failed += 1
+    print(f"{skipped} skipped (GPU tests without a GPU; CUDA targets without nvcc)")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
