@@ -30,6 +30,10 @@ namespace mrope {
 inline constexpr int kMaxHeadDim = 512;
 inline constexpr int kMaxRotaryPairs = kMaxHeadDim / 2;
 
+// Positions must lie in [0, kMaxPosition): integers below 2^24 are exact in float32, which is
+// what RotaryAngle multiplies by.
+inline constexpr int64_t kMaxPosition = int64_t{1} << 24;
+
 // Position axes of M-RoPE: temporal, height, width (rows of a planar [3][T] position tensor).
 enum PositionAxis : uint8_t { kAxisT = 0, kAxisH = 1, kAxisW = 2 };
 inline constexpr int kNumAxes = 3;
@@ -79,6 +83,13 @@ MROPE_HOST_DEVICE inline float AddRounded(float a, float b) {
   return a + b;
 #endif
 }
+MROPE_HOST_DEVICE inline float DivRounded(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
 
 // Angle of one pair at one position, as HF computes it: float32(inv_freq * float32(position)).
 MROPE_HOST_DEVICE inline float RotaryAngle(float inv_freq, float position) {
@@ -103,6 +114,14 @@ MROPE_HOST_DEVICE inline CosSin AngleCosSin(float angle, float attention_scaling
 #endif
   return {MulRounded(static_cast<float>(c), attention_scaling),
           MulRounded(static_cast<float>(s), attention_scaling)};
+}
+
+// cos/sin of the pair with `inv_freq` at `position` (an integer-valued float32; integers below
+// 2^24 are exact): AngleCosSin(RotaryAngle(inv_freq, position), attention_scaling). The one
+// composition the table, the on-the-fly path and the kernel all use.
+MROPE_HOST_DEVICE inline CosSin PairCosSin(float inv_freq, float position,
+                                           float attention_scaling) {
+  return AngleCosSin(RotaryAngle(inv_freq, position), attention_scaling);
 }
 
 // Rotates one pair in fp32: returns (x1*c - x2*s, x2*c + x1*s), each product rounded.

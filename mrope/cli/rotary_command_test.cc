@@ -1,0 +1,124 @@
+#include "mrope/cli/rotary_command.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/common/json.h"
+#include "mrope/rotary/rotary_testing.h"
+
+namespace mrope {
+namespace {
+
+using ::mrope::testing::RunfilesPath;
+using ::mrope::testing::UlpDistance;
+using ::testing::HasSubstr;
+
+absl::StatusOr<google::protobuf::Value> RunCommand(const std::string& path) {
+  std::ostringstream out;
+  const absl::Status status = RunRotaryGolden(path, out);
+  if (!status.ok()) return status;
+  return ParseJson(out.str());
+}
+
+std::vector<float> Floats(const google::protobuf::Value& object, const std::string& key,
+                          std::vector<int64_t>* shape) {
+  const google::protobuf::Value* v = FindField(object, key);
+  EXPECT_NE(v, nullptr) << key;
+  if (v == nullptr) return {};
+  absl::StatusOr<std::vector<float>> values = AsFloatArray(*v, key, shape);
+  EXPECT_TRUE(values.ok()) << values.status();
+  return values.ok() ? *values : std::vector<float>();
+}
+
+// Compares the command's output with the stored HF outputs: same shapes, cos/sin within 2 ulp,
+// rotated q/k within 1e-5 (inputs are standard normal; ulp-level cos/sin differences can cancel).
+void ExpectMatchesStoredOutputs(const std::string& case_path) {
+  SCOPED_TRACE(case_path);
+  const absl::StatusOr<google::protobuf::Value> got = RunCommand(case_path);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const absl::StatusOr<google::protobuf::Value> golden = ReadJsonFile(case_path);
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  const google::protobuf::Value* outputs = FindField(*golden, "outputs");
+  ASSERT_NE(outputs, nullptr);
+  for (const std::string key : {"cos", "sin", "q_rot", "k_rot"}) {
+    std::vector<int64_t> got_shape, want_shape;
+    const std::vector<float> g = Floats(*got, key, &got_shape);
+    const std::vector<float> w = Floats(*outputs, key, &want_shape);
+    ASSERT_EQ(got_shape, want_shape) << key;
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (key == "cos" || key == "sin") {
+        ASSERT_LE(UlpDistance(g[i], w[i]), 2) << key << "[" << i << "]";
+      } else {
+        ASSERT_NEAR(g[i], w[i], 1e-5) << key << "[" << i << "]";
+      }
+    }
+  }
+}
+
+TEST(RotaryCommandTest, ChunkedCaseMatchesGolden) {
+  ExpectMatchesStoredOutputs(RunfilesPath("tests/golden/rotary_qwen2_vl/case_005.json"));
+}
+
+TEST(RotaryCommandTest, InterleavedCaseMatchesGolden) {
+  ExpectMatchesStoredOutputs(RunfilesPath("tests/golden/rotary_qwen3_vl/case_008.json"));
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(RotaryCommandTest, OutputsMayBeAbsent) {
+  const std::string path = WriteTemp("no_outputs.json", R"({
+    "config": {"head_dim": 4, "rope_theta": 10000.0, "mrope_section": [1, 0, 1],
+               "mrope_interleaved": false, "rope_type": "default"},
+    "inputs": {"position_ids": [[[0, 1]], [[0, 1]], [[0, 2]]],
+               "q": [[[[1, 0, 0, 0], [1, 0, 0, 0]]]],
+               "k": [[[[0, 0, 1, 0], [0, 0, 1, 0]]]]}})");
+  const absl::StatusOr<google::protobuf::Value> got = RunCommand(path);
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<int64_t> shape;
+  const std::vector<float> cos = Floats(*got, "cos", &shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{3, 1, 2, 4}));
+  // Axis w, token 1, dimension 1 (pair 1, inv_freq 10000^(-1/2) = 0.01) at position 2.
+  EXPECT_FLOAT_EQ(cos[((2 * 1 + 0) * 2 + 1) * 4 + 1], std::cos(0.02));
+  const std::vector<float> q_rot = Floats(*got, "q_rot", &shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{1, 1, 2, 4}));
+  // Token 1: pair 0 uses axis t (position 1): (cos 1, 0, sin 1, 0).
+  EXPECT_FLOAT_EQ(q_rot[4], std::cos(1.0));
+  EXPECT_FLOAT_EQ(q_rot[6], std::sin(1.0));
+}
+
+TEST(RotaryCommandTest, Errors) {
+  std::ostringstream out;
+  EXPECT_EQ(RunRotaryGolden("/nonexistent/case.json", out).code(), absl::StatusCode::kNotFound);
+  const std::string no_config = WriteTemp("no_config.json", R"({"inputs": {}})");
+  EXPECT_THAT(RunRotaryGolden(no_config, out).message(),
+              HasSubstr("missing required field 'config'"));
+  const std::string bad_q = WriteTemp("bad_q.json", R"({
+    "config": {"head_dim": 4, "rope_theta": 10000.0},
+    "inputs": {"position_ids": [[[0]], [[0]], [[0]]], "q": [[[[1, 0]]]], "k": [[[[1, 0, 0, 0]]]]}})");
+  EXPECT_THAT(RunRotaryGolden(bad_q, out).message(),
+              HasSubstr("inputs.q: expected shape [1][heads][1][head_dim = 4], got [1, 1, 1, 2]"));
+  const std::string bad_position = WriteTemp("bad_position.json", R"({
+    "config": {"head_dim": 4, "rope_theta": 10000.0},
+    "inputs": {"position_ids": [[[0]], [[-1]], [[0]]], "q": [[[[1, 0, 0, 0]]]],
+               "k": [[[[1, 0, 0, 0]]]]}})");
+  EXPECT_THAT(RunRotaryGolden(bad_position, out).message(),
+              HasSubstr("positions[1][0] = -1 is outside"));
+  EXPECT_TRUE(out.str().empty());
+}
+
+}  // namespace
+}  // namespace mrope

@@ -1,0 +1,114 @@
+#include "mrope/rotary/axis_map.h"
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/rotary/rope_math.h"
+
+namespace mrope {
+namespace {
+
+constexpr char kAxisNames[kNumAxes] = {'t', 'h', 'w'};
+
+absl::Status CheckNumPairs(int num_pairs) {
+  if (num_pairs < 1 || num_pairs > kMaxRotaryPairs) {
+    return absl::InvalidArgumentError(absl::StrCat("number of rotary pairs must be in [1, ",
+                                                   kMaxRotaryPairs, "], got ", num_pairs));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSections(absl::Span<const int32_t> sections, int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
+  if (sections.size() != kNumAxes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mrope_section must have 3 entries [t, h, w], got [", absl::StrJoin(sections, ", "), "]"));
+  }
+  int64_t sum = 0;
+  for (int32_t s : sections) {
+    if (s < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("mrope_section entries must be >= 0, got [",
+                                                     absl::StrJoin(sections, ", "), "]"));
+    }
+    sum += s;
+  }
+  if (sum != num_pairs) {
+    return absl::InvalidArgumentError(absl::StrCat("mrope_section [", absl::StrJoin(sections, ", "),
+                                                   "] sums to ", sum,
+                                                   ", expected rotary_dim / 2 = ", num_pairs));
+  }
+  return absl::OkStatus();
+}
+
+// Fills a map of `num_pairs` pairs from `axis_of(pair)`.
+template <typename AxisOf>
+AxisMap FillAxisMap(int num_pairs, AxisOf axis_of) {
+  AxisMap map;
+  map.num_pairs = num_pairs;
+  for (int j = 0; j < num_pairs; ++j) map.axis[j] = static_cast<uint8_t>(axis_of(j));
+  return map;
+}
+
+}  // namespace
+
+absl::StatusOr<AxisMap> BlockedAxisMap(absl::Span<const int32_t> sections, int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckSections(sections, num_pairs));
+  return FillAxisMap(num_pairs, [&](int j) { return BlockedAxis(j, sections[0], sections[1]); });
+}
+
+absl::StatusOr<AxisMap> InterleavedAxisMap(absl::Span<const int32_t> sections, int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckSections(sections, num_pairs));
+  const AxisMap map =
+      FillAxisMap(num_pairs, [&](int j) { return InterleavedAxis(j, sections[1], sections[2]); });
+  std::array<int, kNumAxes> counts = {0, 0, 0};
+  for (int j = 0; j < num_pairs; ++j) ++counts[map.axis[j]];
+  for (int a = 0; a < kNumAxes; ++a) {
+    if (counts[a] != sections[a]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "interleaved mrope_section [", absl::StrJoin(sections, ", "),
+          "] cannot be laid out over ", num_pairs, " pairs: axis ", std::string(1, kAxisNames[a]),
+          " gets ", counts[a], " pairs, not ", sections[a]));
+    }
+  }
+  return map;
+}
+
+absl::StatusOr<AxisMap> ExplicitAxisMap(absl::Span<const int32_t> axes) {
+  const int num_pairs = static_cast<int>(axes.size());
+  MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
+  for (int j = 0; j < num_pairs; ++j) {
+    if (axes[j] < 0 || axes[j] >= kNumAxes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis of pair ", j, " must be 0 (t), 1 (h) or 2 (w), got ", axes[j]));
+    }
+  }
+  return FillAxisMap(num_pairs, [&](int j) { return axes[j]; });
+}
+
+absl::StatusOr<AxisMap> TemporalAxisMap(int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
+  return FillAxisMap(num_pairs, [](int) { return kAxisT; });
+}
+
+absl::Status ValidateAxisMap(const AxisMap& map, int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
+  if (map.num_pairs != num_pairs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "axis map has ", map.num_pairs, " pairs, expected rotary_dim / 2 = ", num_pairs));
+  }
+  for (int j = 0; j < num_pairs; ++j) {
+    if (map.axis[j] >= kNumAxes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis map entry ", j, " must be 0, 1 or 2, got ", map.axis[j]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mrope

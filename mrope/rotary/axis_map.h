@@ -1,0 +1,38 @@
+#ifndef MROPE_ROTARY_AXIS_MAP_H_
+#define MROPE_ROTARY_AXIS_MAP_H_
+
+// Builders for the per-pair axis table (AxisMap, mrope/rotary/rope_math.h): which position axis
+// (t, h or w) drives each rotary pair j < rotary_dim / 2. Every builder validates its input and
+// returns InvalidArgument naming the offending value.
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "mrope/rotary/rope_math.h"
+
+namespace mrope {
+
+// Blocked sections [s_t, s_h, s_w] (Qwen2-VL, Qwen2.5-VL, Omni): pairs [0, s_t) use t,
+// [s_t, s_t + s_h) use h, the rest use w. The sections must be >= 0 and sum to num_pairs.
+absl::StatusOr<AxisMap> BlockedAxisMap(absl::Span<const int32_t> sections, int num_pairs);
+
+// Interleaved sections [s_t, s_h, s_w] (Qwen3-VL): pair j is h if j % 3 == 1 and j < 3 * s_h,
+// w if j % 3 == 2 and j < 3 * s_w, t otherwise. Besides summing to num_pairs, the sections must
+// be realizable: the rule must give exactly s_h pairs to h and s_w to w (e.g. [24, 20, 20] for
+// 64 pairs; pairs 60..63 are t).
+absl::StatusOr<AxisMap> InterleavedAxisMap(absl::Span<const int32_t> sections, int num_pairs);
+
+// An explicit axis per pair (0 = t, 1 = h, 2 = w), for any other layout.
+absl::StatusOr<AxisMap> ExplicitAxisMap(absl::Span<const int32_t> axes);
+
+// 1-D RoPE: every pair uses axis t.
+absl::StatusOr<AxisMap> TemporalAxisMap(int num_pairs);
+
+// Checks that `map` has `num_pairs` pairs in [1, kMaxRotaryPairs] and only axes 0..2.
+absl::Status ValidateAxisMap(const AxisMap& map, int num_pairs);
+
+}  // namespace mrope
+
+#endif  // MROPE_ROTARY_AXIS_MAP_H_

@@ -1,0 +1,94 @@
+#include "mrope/rotary/axis_map.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/rotary/rope_math.h"
+
+namespace mrope {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<int> Axes(const AxisMap& map) {
+  return std::vector<int>(map.axis, map.axis + map.num_pairs);
+}
+
+std::vector<int> Repeat(std::vector<int> pattern, int times) {
+  std::vector<int> out;
+  for (int i = 0; i < times; ++i) out.insert(out.end(), pattern.begin(), pattern.end());
+  return out;
+}
+
+TEST(AxisMapTest, BlockedQwen2Sections) {
+  const absl::StatusOr<AxisMap> map = BlockedAxisMap({16, 24, 24}, 64);
+  ASSERT_TRUE(map.ok()) << map.status();
+  std::vector<int> want(16, kAxisT);
+  want.insert(want.end(), 24, kAxisH);
+  want.insert(want.end(), 24, kAxisW);
+  EXPECT_EQ(Axes(*map), want);
+}
+
+TEST(AxisMapTest, InterleavedQwen3Sections) {
+  const absl::StatusOr<AxisMap> map = InterleavedAxisMap({24, 20, 20}, 64);
+  ASSERT_TRUE(map.ok()) << map.status();
+  // t h w repeated for pairs 0..59, then pairs 60..63 are t.
+  std::vector<int> want = Repeat({kAxisT, kAxisH, kAxisW}, 20);
+  want.insert(want.end(), 4, kAxisT);
+  EXPECT_EQ(Axes(*map), want);
+}
+
+TEST(AxisMapTest, InterleavedHeadDim64Sections) {
+  // [12, 10, 10] over 32 pairs: h at 1, 4, ..., 28; w at 2, 5, ..., 29; t elsewhere.
+  const absl::StatusOr<AxisMap> map = InterleavedAxisMap({12, 10, 10}, 32);
+  ASSERT_TRUE(map.ok()) << map.status();
+  std::vector<int> want = Repeat({kAxisT, kAxisH, kAxisW}, 10);
+  want.insert(want.end(), 2, kAxisT);
+  EXPECT_EQ(Axes(*map), want);
+}
+
+TEST(AxisMapTest, ExplicitAndTemporal) {
+  const absl::StatusOr<AxisMap> map = ExplicitAxisMap({2, 0, 1, 1});
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(Axes(*map), (std::vector<int>{2, 0, 1, 1}));
+  const absl::StatusOr<AxisMap> t = TemporalAxisMap(8);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(Axes(*t), std::vector<int>(8, kAxisT));
+}
+
+TEST(AxisMapTest, SectionsMustSumToPairs) {
+  const absl::Status status = BlockedAxisMap({16, 24, 20}, 64).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("sums to 60, expected rotary_dim / 2 = 64"));
+  EXPECT_THAT(InterleavedAxisMap({24, 20, 21}, 64).status().message(), HasSubstr("sums to 65"));
+}
+
+TEST(AxisMapTest, RejectsBadSections) {
+  EXPECT_THAT(BlockedAxisMap({16, 48}, 64).status().message(), HasSubstr("3 entries"));
+  EXPECT_THAT(BlockedAxisMap({-1, 33, 32}, 64).status().message(), HasSubstr(">= 0"));
+  // [4, 30, 30] over 64 pairs: h and w get only the 21 slots j % 3 == 1 and 2, t the other 22.
+  EXPECT_THAT(InterleavedAxisMap({4, 30, 30}, 64).status().message(),
+              HasSubstr("axis t gets 22 pairs, not 4"));
+  EXPECT_FALSE(BlockedAxisMap({0, 0, 0}, 0).ok());
+  EXPECT_FALSE(TemporalAxisMap(kMaxRotaryPairs + 1).ok());
+}
+
+TEST(AxisMapTest, RejectsBadExplicitAxes) {
+  EXPECT_THAT(ExplicitAxisMap({0, 3}).status().message(), HasSubstr("pair 1"));
+  EXPECT_FALSE(ExplicitAxisMap({}).ok());
+}
+
+TEST(AxisMapTest, Validate) {
+  const AxisMap map = *BlockedAxisMap({1, 1, 1}, 3);
+  EXPECT_TRUE(ValidateAxisMap(map, 3).ok());
+  EXPECT_THAT(ValidateAxisMap(map, 4).message(), HasSubstr("has 3 pairs"));
+  AxisMap bad = map;
+  bad.axis[2] = 7;
+  EXPECT_THAT(ValidateAxisMap(bad, 3).message(), HasSubstr("entry 2"));
+}
+
+}  // namespace
+}  // namespace mrope

@@ -1,0 +1,44 @@
+#ifndef MROPE_ROTARY_ROPE_CONFIG_H_
+#define MROPE_ROTARY_ROPE_CONFIG_H_
+
+// Reads RopeParameters from a model config given as JSON (google.protobuf.Value, see
+// mrope/common/json.h), with HF transformers' key names and defaults.
+//
+// Where keys are looked up: the rope object `rope_parameters` (transformers v5) or else
+// `rope_scaling` (v4) first, then the config's top level. So both an HF text config
+// ({"rope_theta": 1e6, "head_dim": 128, "rope_scaling": {"type": "mrope", "mrope_section": [16,
+// 24, 24]}}) and a flattened one (golden cases: {"rope_theta": ..., "rope_type": "default",
+// "mrope_section": [...], ...}) work. Keys:
+//   rope_type (or type)      default | mrope (= default) | linear | ntk | dynamic | yarn | llama3 |
+//                            longrope; absent means default
+//   rope_theta               required, > 1
+//   head_dim                 or else hidden_size / num_attention_heads; at most kMaxHeadDim
+//   partial_rotary_factor    (0, 1], default 1; rotary_dim = int(head_dim * factor), even
+//   max_position_embeddings, original_max_position_embeddings
+//                            L0 = original_max_position_embeddings, or else
+//                            max_position_embeddings (dynamic, yarn, longrope); llama3 needs the
+//                            former
+//   factor                   required by linear, ntk, dynamic, yarn, llama3; longrope: optional,
+//                            default max_position_embeddings / original_max_position_embeddings
+//   attention_factor         yarn, longrope: explicit cos/sin scale (default: the method's formula)
+//   beta_fast, beta_slow     yarn, default 32 and 1
+//   mscale, mscale_all_dim   yarn (DeepSeek attention factor), default unset
+//   truncate                 yarn, default true
+//   low_freq_factor, high_freq_factor   llama3, required
+//   short_factor, long_factor           longrope, required, rotary_dim / 2 numbers each
+//   mrope_section            [t, h, w] pairs summing to rotary_dim / 2; absent means 1-D RoPE
+//   mrope_interleaved        default false (blocked sections)
+// Other keys are ignored. Errors are InvalidArgument naming the key's path and value, e.g.
+// "rope_scaling.factor must be a finite number > 0, got -2".
+
+#include "absl/status/statusor.h"
+#include "google/protobuf/struct.pb.h"
+#include "mrope/rotary/rope_params.h"
+
+namespace mrope {
+
+absl::StatusOr<RopeParameters> ParseRopeParameters(const google::protobuf::Value& config);
+
+}  // namespace mrope
+
+#endif  // MROPE_ROTARY_ROPE_CONFIG_H_

@@ -1,0 +1,27 @@
+#ifndef MROPE_ROTARY_ROTARY_TESTING_H_
+#define MROPE_ROTARY_ROTARY_TESTING_H_
+
+// Test helpers shared by the rotary tests and the rotary CLI test (testonly).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mrope {
+namespace testing {
+
+// Number of float32 values strictly between a and b, plus one if they differ (0 when equal,
+// +0 and -0 count as equal). Non-finite values are "infinitely" far (INT64_MAX) unless equal.
+int64_t UlpDistance(float a, float b);
+
+// Absolute path of a repository directory in the test's runfiles (e.g. "tests/golden/x"),
+// from TEST_SRCDIR and TEST_WORKSPACE.
+std::string RunfilesPath(const std::string& repo_relative);
+
+// The *.json files directly in `dir`, sorted. Empty if the directory cannot be read.
+std::vector<std::string> ListJsonFiles(const std::string& dir);
+
+}  // namespace testing
+}  // namespace mrope
+
+#endif  // MROPE_ROTARY_ROTARY_TESTING_H_
