@@ -1,0 +1,127 @@
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "kernels/gpu_util.h"
+
+namespace mrope {
+namespace gpu_util {
+namespace {
+
+void Check(cudaError_t error, const char* call) {
+  if (error == cudaSuccess) return;
+  std::fprintf(stderr, "CUDA call %s failed: %s\n", call, cudaGetErrorString(error));
+  std::abort();
+}
+
+}  // namespace
+
+int DeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the error for later callers
+    return 0;
+  }
+  return count;
+}
+
+std::string DeviceName() {
+  int device = 0;
+  Check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaDeviceProp prop;
+  Check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  return prop.name;
+}
+
+void Synchronize() { Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  Check(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), "cudaMalloc");
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_ != nullptr) Check(cudaFree(data_), "cudaFree");
+}
+
+void DeviceBuffer::Upload(const void* host, size_t bytes) {
+  if (bytes > bytes_) Check(cudaErrorInvalidValue, "DeviceBuffer::Upload (too many bytes)");
+  Check(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host to device");
+}
+
+void DeviceBuffer::Download(void* host, size_t bytes) const {
+  if (bytes > bytes_) Check(cudaErrorInvalidValue, "DeviceBuffer::Download (too many bytes)");
+  Check(cudaMemcpy(host, data_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device to host");
+}
+
+void DeviceBuffer::Zero() { Check(cudaMemset(data_, 0, bytes_), "cudaMemset"); }
+
+Stream::Stream() {
+  Check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+}
+
+Stream::~Stream() { Check(cudaStreamDestroy(stream_), "cudaStreamDestroy"); }
+
+void Stream::Synchronize() const { Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+void CopyAsync(void* dst, const void* src, size_t bytes, GpuStream stream) {
+  Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+}
+
+EventTimer::EventTimer() {
+  cudaEvent_t start, stop;
+  Check(cudaEventCreate(&start), "cudaEventCreate");
+  Check(cudaEventCreate(&stop), "cudaEventCreate");
+  start_ = start;
+  stop_ = stop;
+}
+
+EventTimer::~EventTimer() {
+  Check(cudaEventDestroy(static_cast<cudaEvent_t>(start_)), "cudaEventDestroy");
+  Check(cudaEventDestroy(static_cast<cudaEvent_t>(stop_)), "cudaEventDestroy");
+}
+
+void EventTimer::Start(GpuStream stream) {
+  Check(cudaEventRecord(static_cast<cudaEvent_t>(start_), stream), "cudaEventRecord");
+}
+
+float EventTimer::StopMs(GpuStream stream) {
+  Check(cudaEventRecord(static_cast<cudaEvent_t>(stop_), stream), "cudaEventRecord");
+  Check(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)), "cudaEventSynchronize");
+  float ms = 0;
+  Check(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)),
+      "cudaEventElapsedTime");
+  return ms;
+}
+
+std::string CaptureAndReplay(const std::function<void(GpuStream)>& enqueue, int replays) {
+  Stream stream;
+  cudaError_t error = cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal);
+  if (error != cudaSuccess)
+    return std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(error);
+  enqueue(stream.get());
+  cudaGraph_t graph = nullptr;
+  error = cudaStreamEndCapture(stream.get(), &graph);
+  if (error != cudaSuccess)
+    return std::string("cudaStreamEndCapture: ") + cudaGetErrorString(error);
+  cudaGraphExec_t exec = nullptr;
+  error = cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; error == cudaSuccess && i < replays; ++i) {
+    error = cudaGraphLaunch(exec, stream.get());
+  }
+  if (error == cudaSuccess) error = cudaStreamSynchronize(stream.get());
+  if (exec != nullptr) Check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  Check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  return error == cudaSuccess ? "" : std::string("graph replay: ") + cudaGetErrorString(error);
+}
+
+}  // namespace gpu_util
+}  // namespace mrope

@@ -1,0 +1,102 @@
+#ifndef MROPE_KERNELS_KERNEL_PARAMS_H_
+#define MROPE_KERNELS_KERNEL_PARAMS_H_
+
+// Internal to kernels/: what the host side (launch_plan.cc) hands the CUDA side
+// (mrope_kernel.cu). Plain C++ without Abseil, so nvcc and the host compiler see one
+// definition.
+
+#include <cstdint>
+
+#include "kernels/mrope_kernel_args.h"
+#include "mrope/rotary/rope_math.h"
+#include "mrope/rotary/tensor_view.h"
+
+namespace mrope {
+namespace kernel_internal {
+
+// Block shape limits shared by the planner and the kernel.
+inline constexpr int kMaxBlockThreads = 256;
+inline constexpr int kMaxTokensPerBlock = 16;
+// cos/sin slots in shared memory: tokens_per_block * (rotary_dim / 2) <= kSharedPairs.
+inline constexpr int kSharedPairs = 512;
+
+// Bytes per stored element.
+inline int DTypeSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
+
+enum class PositionSource : uint8_t {
+  kPlanarInt32 = 0,
+  kPlanarInt64 = 1,
+  kSequenceDelta = 2,
+};
+
+// The kernel's single by-value argument (__grid_constant__), so a launch needs no device
+// allocation and a captured graph holds its own copy.
+struct KernelParams {
+  void* q = nullptr;  // element (t, h, d) at q + t * q_token_stride + h * q_head_stride + d
+  void* k = nullptr;
+  int64_t q_token_stride = 0;
+  int64_t q_head_stride = 0;
+  int64_t k_token_stride = 0;
+  int64_t k_head_stride = 0;
+  int64_t num_tokens = 0;
+  int32_t num_q_heads = 0;
+  int32_t num_k_heads = 0;
+  int32_t rotary_dim = 0;
+  int32_t heads_per_chunk = 0;  // q+k heads handled by one block; blockIdx.y picks the chunk
+
+  PositionSource position_source = PositionSource::kPlanarInt64;
+  const void* positions = nullptr;  // planar [3][T]: (axis, t) at axis * axis_stride + t
+  int64_t axis_stride = 0;
+  const int64_t* token_index = nullptr;  // kSequenceDelta
+  const int32_t* seq_id = nullptr;       // kSequenceDelta; nullptr: token i is sequence i
+  const int64_t* seq_delta = nullptr;    // kSequenceDelta
+  int64_t num_seqs = 0;
+
+  const float* cos_table = nullptr;  // nullptr: cos/sin from inv_freq
+  const float* sin_table = nullptr;
+  int64_t table_row_stride = 0;
+  // Valid positions are [0, position_limit): table rows, or kMaxPosition without a table.
+  int64_t position_limit = 0;
+
+  float attention_scaling = 1.0f;
+  float inv_freq[kMaxRotaryPairs] = {};
+  AxisMap axis_map;
+  int* error_flag = nullptr;
+};
+
+// Kernel parameters are limited to 4 KiB on every CUDA version mrope supports.
+static_assert(sizeof(KernelParams) <= 4096, "KernelParams exceeds the kernel parameter limit");
+
+// Everything needed to pick and launch one kernel instantiation.
+struct LaunchPlan {
+  KernelParams params;
+  DType dtype = DType::kFloat32;
+  RotaryLayout layout = RotaryLayout::kNeox;
+  // 16-byte accesses (16 / element size elements); otherwise one element per access.
+  bool vectorized = false;
+  // 64, 128 or 256 when a kernel specialised for that rotary_dim is used (vector path only);
+  // 0 for the generic kernel.
+  int specialized_rotary_dim = 0;
+  // block = (units per head, heads per pass, tokens per block); grid = (token groups, chunks).
+  uint32_t block_x = 1;
+  uint32_t block_y = 1;
+  uint32_t block_z = 1;
+  uint32_t grid_x = 0;  // 0: nothing to launch (num_tokens == 0)
+  uint32_t grid_y = 1;
+};
+
+// Result of EnqueueMropeKernel: cuda_error is a cudaError_t value (0 = cudaSuccess) and
+// message its cudaGetErrorString text (nullptr on success).
+struct EnqueueResult {
+  int cuda_error = 0;
+  const char* message = nullptr;
+};
+
+// Launches the kernel `plan` describes on `stream` (mrope_kernel.cu). Requires
+// plan.grid_x > 0.
+EnqueueResult EnqueueMropeKernel(const LaunchPlan& plan, GpuStream stream);
+
+}  // namespace kernel_internal
+}  // namespace mrope
+
+#endif  // MROPE_KERNELS_KERNEL_PARAMS_H_

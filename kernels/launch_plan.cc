@@ -1,0 +1,110 @@
+#include "kernels/launch_plan.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "absl/status/statusor.h"
+#include "kernels/mrope_kernel_validate.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/rotary/rope_math.h"
+
+namespace mrope {
+namespace kernel_internal {
+namespace {
+
+constexpr int kVectorBytes = 16;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// True if every 16-byte access of a unit of `view` is 16-byte aligned (given that the unit's
+// offsets inside a head are multiples of `vec` elements). Strides of size-1 dims never apply.
+bool VectorAligned(const HeadsView& view, int vec) {
+  return reinterpret_cast<uintptr_t>(view.data) % kVectorBytes == 0 &&
+         (view.num_tokens <= 1 || view.token_stride % vec == 0) &&
+         (view.num_heads <= 1 || view.head_stride % vec == 0);
+}
+
+}  // namespace
+
+absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args) {
+  MROPE_RETURN_IF_ERROR(ValidateMropeKernelArgs(spec, args));
+  LaunchPlan plan;
+  plan.dtype = args.q.dtype;
+  plan.layout = spec.layout;
+
+  KernelParams& p = plan.params;
+  p.q = args.q.data;
+  p.k = args.k.data;
+  p.q_token_stride = args.q.num_tokens > 1 ? args.q.token_stride : 0;
+  p.q_head_stride = args.q.num_heads > 1 ? args.q.head_stride : 0;
+  p.k_token_stride = args.k.num_tokens > 1 ? args.k.token_stride : 0;
+  p.k_head_stride = args.k.num_heads > 1 ? args.k.head_stride : 0;
+  p.num_tokens = args.q.num_tokens;
+  p.num_q_heads = args.q.num_heads;
+  p.num_k_heads = args.k.num_heads;
+  p.rotary_dim = spec.rotary_dim;
+
+  if (args.positions.data != nullptr) {
+    p.position_source =
+        args.positions.is_int64 ? PositionSource::kPlanarInt64 : PositionSource::kPlanarInt32;
+    p.positions = args.positions.data;
+    p.axis_stride = args.positions.axis_stride;
+  } else {
+    p.position_source = PositionSource::kSequenceDelta;
+    p.token_index = args.sequence_delta.token_index;
+    p.seq_id = args.sequence_delta.seq_id;
+    p.seq_delta = args.sequence_delta.delta;
+    p.num_seqs = args.sequence_delta.num_seqs;
+  }
+
+  const int num_pairs = spec.rotary_dim / 2;
+  p.axis_map = spec.axis_map;
+  if (args.table.cos != nullptr) {
+    p.cos_table = args.table.cos;
+    p.sin_table = args.table.sin;
+    p.table_row_stride = args.table.row_stride;
+    p.position_limit = args.table.max_position;
+  } else {
+    std::copy(spec.inv_freq.begin(), spec.inv_freq.end(), p.inv_freq);
+    p.attention_scaling = spec.attention_scaling;
+    p.position_limit = kMaxPosition;
+  }
+  p.error_flag = args.error_flag;
+
+  // Access width: a unit is two vectors (one per half of the rotary dims) of `vec` elements.
+  const int vec = kVectorBytes / DTypeSize(plan.dtype);
+  plan.vectorized =
+      num_pairs % vec == 0 && VectorAligned(args.q, vec) && VectorAligned(args.k, vec);
+  const int units = plan.vectorized ? num_pairs / vec : num_pairs;
+  if (plan.vectorized &&
+      (spec.rotary_dim == 64 || spec.rotary_dim == 128 || spec.rotary_dim == 256)) {
+    plan.specialized_rotary_dim = spec.rotary_dim;
+  }
+
+  // Block: `units` threads per head x `rows` heads per pass x `tokens` tokens. Passes are
+  // balanced (rows = ceil(heads / passes)) so the last one is not mostly idle.
+  const int64_t heads = int64_t{p.num_q_heads} + p.num_k_heads;
+  const int64_t max_rows = std::max(1, kMaxBlockThreads / units);
+  const int64_t passes = CeilDiv(heads, max_rows);
+  const int64_t rows = CeilDiv(heads, passes);
+  const int64_t tokens =
+      std::max<int64_t>(1, std::min<int64_t>({kMaxBlockThreads / (units * rows),
+                                              kSharedPairs / num_pairs, kMaxTokensPerBlock}));
+  plan.block_x = static_cast<uint32_t>(units);
+  plan.block_y = static_cast<uint32_t>(rows);
+  plan.block_z = static_cast<uint32_t>(tokens);
+
+  constexpr int64_t kMaxGridY = 65535;
+  const bool split_heads =
+      p.num_tokens < kSplitHeadsBelowTokens && passes > 1 && passes <= kMaxGridY;
+  plan.grid_y = split_heads ? static_cast<uint32_t>(passes) : 1;
+  p.heads_per_chunk = static_cast<int32_t>(split_heads ? rows : heads);
+  // The kernel strides over token groups, so grid_x may be capped.
+  plan.grid_x = static_cast<uint32_t>(
+      std::min<int64_t>(CeilDiv(p.num_tokens, tokens), std::numeric_limits<int32_t>::max()));
+  return plan;
+}
+
+}  // namespace kernel_internal
+}  // namespace mrope

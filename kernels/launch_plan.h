@@ -1,0 +1,27 @@
+#ifndef MROPE_KERNELS_LAUNCH_PLAN_H_
+#define MROPE_KERNELS_LAUNCH_PLAN_H_
+
+// Internal to kernels/: turns validated arguments into a LaunchPlan (kernel choice, block and
+// grid shape, by-value kernel parameters). Host-only, no CUDA calls, so it is unit-tested
+// without a GPU.
+
+#include "absl/status/statusor.h"
+#include "kernels/kernel_params.h"
+#include "kernels/mrope_kernel_args.h"
+#include "mrope/rotary/rotary_spec.h"
+
+namespace mrope {
+namespace kernel_internal {
+
+// Below this many tokens the q+k heads are split across blockIdx.y (one pass of heads per
+// block) so that small decode batches still spread over many SMs; at and above it one block
+// covers all heads of its tokens and cos/sin are computed exactly once per token.
+inline constexpr int64_t kSplitHeadsBelowTokens = 1024;
+
+// Validates (ValidateMropeKernelArgs) and plans the launch.
+absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args);
+
+}  // namespace kernel_internal
+}  // namespace mrope
+
+#endif  // MROPE_KERNELS_LAUNCH_PLAN_H_

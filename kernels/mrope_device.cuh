@@ -1,0 +1,256 @@
+#ifndef MROPE_KERNELS_MROPE_DEVICE_CUH_
+#define MROPE_KERNELS_MROPE_DEVICE_CUH_
+
+// Device building blocks of the M-RoPE kernel (mrope_kernel.cu): storage conversion, vector
+// access, position and cos/sin lookup, and the rotation of one thread's unit of work. All the
+// numbers come from mrope/rotary/rope_math.h.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/kernel_params.h"
+#include "kernels/mrope_kernel_args.h"
+#include "mrope/rotary/rope_math.h"
+
+namespace mrope {
+namespace kernel_internal {
+
+// Storage element traits: raw bits in registers, exact widening to fp32 and narrowing with
+// round-to-nearest-even (as the reference rounds).
+template <typename T>
+struct Element;
+template <>
+struct Element<float> {
+  using Bits = uint32_t;
+  static __device__ __forceinline__ float ToFloat(Bits b) { return __uint_as_float(b); }
+  static __device__ __forceinline__ Bits FromFloat(float x) { return __float_as_uint(x); }
+};
+template <>
+struct Element<__nv_bfloat16> {
+  using Bits = uint16_t;
+  static __device__ __forceinline__ float ToFloat(Bits b) {
+    return __bfloat162float(__ushort_as_bfloat16(b));
+  }
+  static __device__ __forceinline__ Bits FromFloat(float x) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+  }
+};
+template <>
+struct Element<__half> {
+  using Bits = uint16_t;
+  static __device__ __forceinline__ float ToFloat(Bits b) {
+    return __half2float(__ushort_as_half(b));
+  }
+  static __device__ __forceinline__ Bits FromFloat(float x) {
+    return __half_as_ushort(__float2half_rn(x));
+  }
+};
+
+// kVec consecutive elements in registers: a whole 16-byte access (vector path) or a single
+// element (scalar path). Packing through explicit 32-bit words keeps the compiler on one
+// 128-bit load and one 128-bit store.
+template <typename T, int kVec>
+struct Vec {
+  static_assert(kVec == 1 || sizeof(T) * kVec == 16, "an access is one element or 16 bytes");
+  typename Element<T>::Bits b[kVec];
+};
+
+template <typename T, int kVec>
+__device__ __forceinline__ Vec<T, kVec> LoadVec(const T* p) {
+  Vec<T, kVec> v;
+  if constexpr (kVec == 1) {
+    v.b[0] = *reinterpret_cast<const typename Element<T>::Bits*>(p);
+  } else {
+    const uint4 w = *reinterpret_cast<const uint4*>(p);
+    const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      if constexpr (sizeof(T) == 4) {
+        v.b[i] = words[i];
+      } else {
+        v.b[i] = static_cast<uint16_t>(words[i / 2] >> (16 * (i % 2)));
+      }
+    }
+  }
+  return v;
+}
+
+template <typename T, int kVec>
+__device__ __forceinline__ void StoreVec(T* p, const Vec<T, kVec>& v) {
+  if constexpr (kVec == 1) {
+    *reinterpret_cast<typename Element<T>::Bits*>(p) = v.b[0];
+  } else {
+    uint32_t words[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(T) == 4) {
+        words[k] = v.b[k];
+      } else {
+        words[k] = uint32_t{v.b[2 * k]} | (uint32_t{v.b[2 * k + 1]} << 16);
+      }
+    }
+    // __stwb: an ordinary write-back store, spelled so that it stays one 128-bit st.global.
+    __stwb(reinterpret_cast<uint4*>(p), make_uint4(words[0], words[1], words[2], words[3]));
+  }
+}
+
+// One thread's unit of work in one head: two kVec-element accesses that hold kVec whole pairs.
+//  - Vector path (kVec > 1): elements [u*kVec, u*kVec + kVec) and the same range shifted by
+//    num_pairs (the second half of the rotary dims). NeoX pairs first[i] with second[i]
+//    (pairs u*kVec + i); GPT-J pairs adjacent elements inside each access (pairs
+//    u*kVec/2 + i and num_pairs/2 + u*kVec/2 + i).
+//  - Scalar path (kVec == 1): unit u is pair u at PairFirstIndex / PairSecondIndex.
+// Either way the thread owns both elements of each of its pairs.
+template <typename T, int kVec>
+struct Unit {
+  Vec<T, kVec> first;
+  Vec<T, kVec> second;
+};
+
+template <RotaryLayout kLayout, int kVec>
+__device__ __forceinline__ int FirstOffset(int unit) {
+  return kVec == 1 ? PairFirstIndex(kLayout, unit) : unit * kVec;
+}
+
+template <RotaryLayout kLayout, int kVec>
+__device__ __forceinline__ int SecondOffset(int unit, int num_pairs) {
+  return kVec == 1 ? PairSecondIndex(kLayout, unit, 2 * num_pairs) : unit * kVec + num_pairs;
+}
+
+template <RotaryLayout kLayout, typename T, int kVec>
+__device__ __forceinline__ Unit<T, kVec> LoadUnit(const T* head, int unit, int num_pairs) {
+  return {LoadVec<T, kVec>(head + FirstOffset<kLayout, kVec>(unit)),
+          LoadVec<T, kVec>(head + SecondOffset<kLayout, kVec>(unit, num_pairs))};
+}
+
+template <RotaryLayout kLayout, typename T, int kVec>
+__device__ __forceinline__ void StoreUnit(T* head, int unit, int num_pairs,
+                                          const Unit<T, kVec>& x) {
+  StoreVec<T, kVec>(head + FirstOffset<kLayout, kVec>(unit), x.first);
+  StoreVec<T, kVec>(head + SecondOffset<kLayout, kVec>(unit, num_pairs), x.second);
+}
+
+// kN consecutive floats from shared memory, as wide as their alignment allows (the planner
+// only picks the vector path when these offsets are multiples of the access width).
+template <int kN>
+__device__ __forceinline__ void LoadShared(const float* s, float (&out)[kN]) {
+  if constexpr (kN % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < kN; i += 4) {
+      const float4 f = *reinterpret_cast<const float4*>(s + i);
+      out[i] = f.x;
+      out[i + 1] = f.y;
+      out[i + 2] = f.z;
+      out[i + 3] = f.w;
+    }
+  } else if constexpr (kN % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < kN; i += 2) {
+      const float2 f = *reinterpret_cast<const float2*>(s + i);
+      out[i] = f.x;
+      out[i + 1] = f.y;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kN; ++i) out[i] = s[i];
+  }
+}
+
+template <typename T, typename Bits>
+__device__ __forceinline__ void RotateElements(Bits& x1, Bits& x2, float cos, float sin) {
+  const RotatedPair r =
+      RotatePair(Element<T>::ToFloat(x1), Element<T>::ToFloat(x2), CosSin{cos, sin});
+  x1 = Element<T>::FromFloat(r.first);
+  x2 = Element<T>::FromFloat(r.second);
+}
+
+// Rotates unit `unit` in registers; cos/sin point at this token's num_pairs values.
+template <RotaryLayout kLayout, typename T, int kVec>
+__device__ __forceinline__ void RotateUnit(Unit<T, kVec>& x, int unit, int num_pairs,
+                                           const float* cos, const float* sin) {
+  if constexpr (kVec == 1 || kLayout == RotaryLayout::kNeox) {
+    float c[kVec];
+    float s[kVec];
+    LoadShared(cos + unit * kVec, c);
+    LoadShared(sin + unit * kVec, s);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) RotateElements<T>(x.first.b[i], x.second.b[i], c[i], s[i]);
+  } else {
+    constexpr int kPairs = kVec / 2;  // per access
+    float c[kPairs];
+    float s[kPairs];
+    LoadShared(cos + unit * kPairs, c);
+    LoadShared(sin + unit * kPairs, s);
+#pragma unroll
+    for (int i = 0; i < kPairs; ++i) {
+      RotateElements<T>(x.first.b[2 * i], x.first.b[2 * i + 1], c[i], s[i]);
+    }
+    LoadShared(cos + num_pairs / 2 + unit * kPairs, c);
+    LoadShared(sin + num_pairs / 2 + unit * kPairs, s);
+#pragma unroll
+    for (int i = 0; i < kPairs; ++i) {
+      RotateElements<T>(x.second.b[2 * i], x.second.b[2 * i + 1], c[i], s[i]);
+    }
+  }
+}
+
+// Start of (token, head) where head counts q heads first, then k heads.
+template <typename T>
+__device__ __forceinline__ T* HeadPointer(const KernelParams& p, int64_t token, int head) {
+  if (head < p.num_q_heads) {
+    return static_cast<T*>(p.q) + token * p.q_token_stride + int64_t{head} * p.q_head_stride;
+  }
+  return static_cast<T*>(p.k) + token * p.k_token_stride +
+         int64_t{head - p.num_q_heads} * p.k_head_stride;
+}
+
+// Position of `token` (< num_tokens) on `axis`. Returns false, after setting the error bit,
+// when the token must be skipped: sequence id out of range, or position outside
+// [0, position_limit).
+__device__ __forceinline__ bool LoadPosition(const KernelParams& p, int64_t token, int axis,
+                                             int64_t* position) {
+  int64_t pos = 0;
+  switch (p.position_source) {
+    case PositionSource::kPlanarInt32:
+      pos = static_cast<const int32_t*>(p.positions)[axis * p.axis_stride + token];
+      break;
+    case PositionSource::kPlanarInt64:
+      pos = static_cast<const int64_t*>(p.positions)[axis * p.axis_stride + token];
+      break;
+    case PositionSource::kSequenceDelta: {
+      const int64_t seq = p.seq_id != nullptr ? int64_t{p.seq_id[token]} : token;
+      if (seq < 0 || seq >= p.num_seqs) {
+        atomicOr(p.error_flag, kMropeErrorSequenceOutOfRange);
+        return false;
+      }
+      // Wrapping add (no signed overflow); an absurd sum fails the range check below.
+      pos = static_cast<int64_t>(static_cast<uint64_t>(p.token_index[token]) +
+                                 static_cast<uint64_t>(p.seq_delta[seq]));
+      break;
+    }
+  }
+  if (pos < 0 || pos >= p.position_limit) {
+    atomicOr(p.error_flag, kMropeErrorPositionOutOfRange);
+    return false;
+  }
+  *position = pos;
+  return true;
+}
+
+// cos/sin of `pair` at a range-checked `position`: a table row, or rope_math.h's PairCosSin
+// (the composition the CPU reference and mrope::CosSinTable use).
+__device__ __forceinline__ CosSin LookupCosSin(const KernelParams& p, int pair, int64_t position) {
+  if (p.cos_table != nullptr) {
+    const int64_t i = position * p.table_row_stride + pair;
+    return {p.cos_table[i], p.sin_table[i]};
+  }
+  return PairCosSin(p.inv_freq[pair], static_cast<float>(position), p.attention_scaling);
+}
+
+}  // namespace kernel_internal
+}  // namespace mrope
+
+#endif  // MROPE_KERNELS_MROPE_DEVICE_CUH_

@@ -1,0 +1,287 @@
+// Benchmark of the M-RoPE kernel against the memory-bandwidth ceiling and an eager-PyTorch
+// style baseline. Run on a GPU (see kernels/BENCHMARKS.md):
+//   bazel run -c opt //kernels:mrope_kernel_benchmark -- --benchmark_counters_tabular=true
+// Without a GPU it prints a message and exits 0.
+//
+// Per model shape and token count T, in one run:
+//   copy/...        cudaMemcpyAsync device-to-device of the q+k bytes (the ceiling)
+//   mrope/...       LaunchMropeKernel, cos/sin from inv_freq (q, k: slices of a fused qkv)
+//   mrope_table/... LaunchMropeKernel with an fp32 cos/sin table
+//   eager/...       eager_baseline.h: gather + weave + 14 elementwise kernels
+// Counters: us (per call), GB_per_s (2 * q+k bytes per call: read + write, the same for all
+// four so they compare directly) and pct_of_copy (copy time / this time * 100).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "kernels/eager_baseline.h"
+#include "kernels/gpu_util.h"
+#include "kernels/mrope_kernel.h"
+#include "mrope/rotary/axis_map.h"
+#include "mrope/rotary/cos_sin_table.h"
+#include "mrope/rotary/half_float.h"
+#include "mrope/rotary/rope_math.h"
+#include "mrope/rotary/rotary_spec.h"
+
+namespace mrope {
+namespace {
+
+using gpu_util::DeviceBuffer;
+
+struct ModelShape {
+  const char* name;
+  int hq;
+  int hk;
+  int head_dim;
+  bool interleaved;  // Qwen3-VL; blocked sections otherwise
+  std::array<int32_t, 3> sections;
+};
+
+constexpr ModelShape kModels[] = {
+    {"Qwen2-VL-7B", 28, 4, 128, false, {16, 24, 24}},
+    {"Qwen3-VL-8B", 32, 8, 128, true, {24, 20, 20}},
+    {"Qwen2.5-VL-72B", 64, 8, 128, false, {16, 24, 24}},
+};
+constexpr int64_t kTokenCounts[] = {1, 16, 256, 1024, 8192, 65536};
+constexpr int64_t kTableRows = 131072;  // > every benchmark position
+constexpr int kIterations = 20;
+
+RotarySpec MakeSpec(const ModelShape& m) {
+  RotarySpec spec;
+  spec.head_dim = m.head_dim;
+  spec.rotary_dim = m.head_dim;
+  const int pairs = m.head_dim / 2;
+  spec.axis_map =
+      (m.interleaved ? InterleavedAxisMap(m.sections, pairs) : BlockedAxisMap(m.sections, pairs))
+          .value();
+  for (int j = 0; j < pairs; ++j) {
+    spec.inv_freq.push_back(static_cast<float>(std::pow(1e6, -2.0 * j / m.head_dim)));
+  }
+  return spec;
+}
+
+// [3][T] positions of a video prompt: a text prefix, then t = base + 2 * frame,
+// h = base + row, w = base + col on a 16 x 24 grid, base near 1e5.
+std::vector<int64_t> VideoPositions(int64_t tokens) {
+  std::vector<int64_t> positions(3 * tokens);
+  const int64_t text = std::min<int64_t>(tokens / 8, 512);
+  for (int64_t i = 0; i < tokens; ++i) {
+    int64_t t = i, h = i, w = i;
+    if (i >= text) {
+      const int64_t g = i - text;
+      const int64_t base = 100000 + text;
+      t = base + 2 * (g / (16 * 24));
+      h = base + (g / 24) % 16;
+      w = base + g % 24;
+    }
+    positions[i] = t;
+    positions[tokens + i] = h;
+    positions[2 * tokens + i] = w;
+  }
+  return positions;
+}
+
+// The fp32 cos/sin table of a model, built once (host double sincos takes a while).
+const CosSinTable& TableFor(const ModelShape& m) {
+  static auto* tables = new std::map<std::string, CosSinTable>;
+  auto it = tables->find(m.name);
+  if (it == tables->end()) {
+    const RotarySpec spec = MakeSpec(m);
+    it = tables
+             ->emplace(
+                 m.name,
+                 CosSinTable::Create(spec.inv_freq, spec.attention_scaling, kTableRows).value())
+             .first;
+  }
+  return it->second;
+}
+
+int64_t QkBytes(const ModelShape& m, int64_t tokens) {
+  return tokens * (m.hq + m.hk) * m.head_dim * 2;  // bf16
+}
+
+// Times `enqueue` (one call) in batches; reports us, GB_per_s and pct_of_copy (if known).
+template <typename Enqueue>
+double TimeCalls(benchmark::State& state, gpu_util::Stream& stream, int64_t traffic_bytes,
+                 double copy_us, Enqueue enqueue) {
+  const int batch = static_cast<int>(
+      std::clamp<int64_t>(int64_t{2000000000} / std::max<int64_t>(traffic_bytes, 1), 3, 200));
+  gpu_util::EventTimer timer;
+  for (int i = 0; i < batch; ++i) enqueue();  // warm-up
+  stream.Synchronize();
+  double total_us = 0;
+  for (auto _ : state) {
+    timer.Start(stream.get());
+    for (int i = 0; i < batch; ++i) enqueue();
+    const double us = 1000.0 * timer.StopMs(stream.get()) / batch;
+    state.SetIterationTime(us * 1e-6);
+    total_us += us;
+  }
+  const double us = total_us / static_cast<double>(state.iterations());
+  state.counters["us"] = us;
+  state.counters["GB_per_s"] = static_cast<double>(traffic_bytes) / (us * 1e3);
+  if (copy_us > 0) state.counters["pct_of_copy"] = 100.0 * copy_us / us;
+  return us;
+}
+
+// Copy time per (model, T), measured by the copy benchmark that runs first for each shape.
+std::map<std::pair<std::string, int64_t>, double>& CopyMicros() {
+  static auto* copy_us = new std::map<std::pair<std::string, int64_t>, double>;
+  return *copy_us;
+}
+
+double KnownCopyMicros(const ModelShape& m, int64_t tokens) {
+  const auto it = CopyMicros().find({m.name, tokens});
+  return it == CopyMicros().end() ? 0 : it->second;
+}
+
+void BM_Copy(benchmark::State& state, const ModelShape& m, int64_t tokens) {
+  const int64_t bytes = QkBytes(m, tokens);
+  DeviceBuffer src(bytes);
+  DeviceBuffer dst(bytes);
+  src.Zero();
+  gpu_util::Stream stream;
+  const double us = TimeCalls(state, stream, 2 * bytes, 0, [&] {
+    gpu_util::CopyAsync(dst.data(), src.data(), bytes, stream.get());
+  });
+  CopyMicros()[{m.name, tokens}] = us;
+  state.counters["pct_of_copy"] = 100.0;
+}
+
+// The kernel on q and k sliced from a fused qkv buffer; with_table: cos/sin from a table.
+void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens, bool with_table) {
+  const RotarySpec spec = MakeSpec(m);
+  const int64_t token_stride = int64_t{m.hq + 2 * m.hk} * m.head_dim;
+  DeviceBuffer qkv(tokens * token_stride * 2);
+  qkv.Zero();
+  const std::vector<int64_t> positions = VideoPositions(tokens);
+  DeviceBuffer d_positions(positions.size() * sizeof(int64_t));
+  d_positions.Upload(positions.data(), positions.size() * sizeof(int64_t));
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+
+  MropeKernelArgs args;
+  args.q = {qkv.data(), DType::kBFloat16, tokens, m.hq, m.head_dim, token_stride, m.head_dim};
+  args.k = {qkv.As<uint16_t>() + int64_t{m.hq} * m.head_dim,
+            DType::kBFloat16,
+            tokens,
+            m.hk,
+            m.head_dim,
+            token_stride,
+            m.head_dim};
+  args.positions = {d_positions.data(), true, tokens, tokens};
+  args.error_flag = flag.As<int>();
+
+  std::unique_ptr<DeviceBuffer> d_cos, d_sin;
+  if (with_table) {
+    const CosSinTable& table = TableFor(m);
+    d_cos = std::make_unique<DeviceBuffer>(table.cos().size() * sizeof(float));
+    d_cos->Upload(table.cos().data(), table.cos().size() * sizeof(float));
+    d_sin = std::make_unique<DeviceBuffer>(table.sin().size() * sizeof(float));
+    d_sin->Upload(table.sin().data(), table.sin().size() * sizeof(float));
+    args.table = {d_cos->As<float>(), d_sin->As<float>(), kTableRows, m.head_dim / 2};
+  }
+
+  gpu_util::Stream stream;
+  bool ok = true;
+  TimeCalls(state, stream, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens),
+            [&] { ok = ok && LaunchMropeKernel(spec, args, stream.get()).ok(); });
+  int error_flag = 0;
+  flag.Download(&error_flag, sizeof(error_flag));
+  if (!ok || error_flag != 0) state.SkipWithError("kernel launch failed or raised an error");
+}
+
+void BM_Eager(benchmark::State& state, const ModelShape& m, int64_t tokens) {
+  const int d = m.head_dim;
+  const int half = d / 2;
+  const int64_t max_heads = std::max(m.hq, m.hk);
+  DeviceBuffer q(tokens * m.hq * d * 2), k(tokens * m.hk * d * 2);
+  DeviceBuffer q_out(tokens * m.hq * d * 2), k_out(tokens * m.hk * d * 2);
+  q.Zero();
+  k.Zero();
+  DeviceBuffer gathered(3 * tokens * d * 2), cos(tokens * half * 2), sin(tokens * half * 2);
+  std::vector<DeviceBuffer> temporaries;
+  for (int i = 0; i < 6; ++i) temporaries.emplace_back(tokens * max_heads * half * 2);
+
+  const RotarySpec spec = MakeSpec(m);
+  const CosSinTable& table = TableFor(m);
+  std::vector<uint16_t> cache(kTableRows * d);  // bf16 [max_position][D]: cos | sin
+  for (int64_t p = 0; p < kTableRows; ++p) {
+    for (int j = 0; j < half; ++j) {
+      cache[p * d + j] = FloatToBFloat16(table.cos()[p * half + j]);
+      cache[p * d + half + j] = FloatToBFloat16(table.sin()[p * half + j]);
+    }
+  }
+  DeviceBuffer d_cache(cache.size() * 2);
+  d_cache.Upload(cache.data(), cache.size() * 2);
+  DeviceBuffer d_axis(half);
+  d_axis.Upload(spec.axis_map.axis, half);
+  const std::vector<int64_t> positions = VideoPositions(tokens);
+  DeviceBuffer d_positions(positions.size() * sizeof(int64_t));
+  d_positions.Upload(positions.data(), positions.size() * sizeof(int64_t));
+
+  eager_baseline::EagerArgs args;
+  args.q = q.data();
+  args.k = k.data();
+  args.q_out = q_out.data();
+  args.k_out = k_out.data();
+  args.positions = d_positions.As<int64_t>();
+  args.cos_sin_cache = d_cache.data();
+  args.pair_axis = d_axis.As<uint8_t>();
+  args.num_tokens = tokens;
+  args.num_q_heads = m.hq;
+  args.num_k_heads = m.hk;
+  args.head_dim = d;
+  args.scratch.gathered = gathered.data();
+  args.scratch.cos = cos.data();
+  args.scratch.sin = sin.data();
+  for (int i = 0; i < 4; ++i) args.scratch.products[i] = temporaries[i].data();
+  for (int i = 0; i < 2; ++i) args.scratch.halves[i] = temporaries[4 + i].data();
+
+  gpu_util::Stream stream;
+  TimeCalls(state, stream, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens),
+            [&] { eager_baseline::EnqueueEagerMrope(args, stream.get()); });
+}
+
+void RegisterAll() {
+  for (const ModelShape& m : kModels) {
+    for (const int64_t tokens : kTokenCounts) {
+      const std::string suffix = std::string(m.name) + "/T:" + std::to_string(tokens);
+      const auto configure = [](benchmark::internal::Benchmark* b) {
+        b->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMicrosecond);
+      };
+      configure(benchmark::RegisterBenchmark(("copy/" + suffix).c_str(), BM_Copy, m, tokens));
+      configure(
+          benchmark::RegisterBenchmark(("mrope/" + suffix).c_str(), BM_Mrope, m, tokens, false));
+      configure(benchmark::RegisterBenchmark(("mrope_table/" + suffix).c_str(), BM_Mrope, m, tokens,
+                                             true));
+      configure(benchmark::RegisterBenchmark(("eager/" + suffix).c_str(), BM_Eager, m, tokens));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mrope
+
+int main(int argc, char** argv) {
+  if (mrope::gpu_util::DeviceCount() == 0) {
+    std::fprintf(stderr, "mrope_kernel_benchmark: no CUDA device available; nothing to measure.\n");
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("device", mrope::gpu_util::DeviceName());
+  mrope::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

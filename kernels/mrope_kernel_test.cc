@@ -1,0 +1,724 @@
+// The CUDA kernel against the CPU reference (mrope/rotary/apply.h). Every test that needs a
+// GPU skips itself (GTEST_SKIP) when the CUDA runtime reports no device; the argument tests
+// at the end run everywhere.
+
+#include "kernels/mrope_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "kernels/gpu_util.h"
+#include "mrope/rotary/apply.h"
+#include "mrope/rotary/axis_map.h"
+#include "mrope/rotary/cos_sin_table.h"
+#include "mrope/rotary/half_float.h"
+#include "mrope/rotary/rope_math.h"
+#include "mrope/rotary/rotary_spec.h"
+#include "mrope/rotary/tensor_view.h"
+
+namespace mrope {
+namespace {
+
+using gpu_util::DeviceBuffer;
+
+#define MROPE_SKIP_WITHOUT_GPU() \
+  if (gpu_util::DeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this machine"
+
+int ElementSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
+
+const char* DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return "fp32";
+    case DType::kBFloat16:
+      return "bf16";
+    case DType::kFloat16:
+      return "fp16";
+  }
+  return "?";
+}
+
+enum class AxisMapKind { kBlocked, kInterleaved, kExplicit };
+
+// How q and k are stored: slices of a fused [T][(Hq + 2 Hk) * D] qkv buffer, two contiguous
+// tensors, or two head-major [H][T][D] tensors.
+enum class Storage { kFused, kSeparate, kHeadMajor };
+
+struct KernelCase {
+  DType dtype = DType::kBFloat16;
+  RotaryLayout layout = RotaryLayout::kNeox;
+  int64_t num_tokens = 17;
+  int hq = 4;
+  int hk = 2;
+  int head_dim = 128;
+  int rotary_dim = 128;
+  AxisMapKind axis_map = AxisMapKind::kBlocked;
+  Storage storage = Storage::kFused;
+  int misalign = 0;  // elements before q: 1 breaks 16-byte alignment (scalar path)
+  bool int32_positions = false;
+  float attention_scaling = 1.0f;
+};
+
+int64_t BufferElements(const KernelCase& c) {
+  const int heads = c.storage == Storage::kFused ? c.hq + 2 * c.hk : c.hq + c.hk;
+  return c.misalign + c.num_tokens * heads * c.head_dim;
+}
+
+// q and k views of a buffer laid out as `c` says (host or device memory alike).
+std::pair<HeadsView, HeadsView> Views(const KernelCase& c, void* base) {
+  const int64_t t = c.num_tokens;
+  const int64_t d = c.head_dim;
+  const int64_t size = ElementSize(c.dtype);
+  char* q = static_cast<char*>(base) + c.misalign * size;
+  switch (c.storage) {
+    case Storage::kFused: {
+      const int64_t ts = (c.hq + 2 * c.hk) * d;
+      return {{q, c.dtype, t, c.hq, c.head_dim, ts, d},
+              {q + c.hq * d * size, c.dtype, t, c.hk, c.head_dim, ts, d}};
+    }
+    case Storage::kSeparate:
+      return {{q, c.dtype, t, c.hq, c.head_dim, c.hq * d, d},
+              {q + t * c.hq * d * size, c.dtype, t, c.hk, c.head_dim, c.hk * d, d}};
+    case Storage::kHeadMajor:
+      return {{q, c.dtype, t, c.hq, c.head_dim, d, t * d},
+              {q + t * c.hq * d * size, c.dtype, t, c.hk, c.head_dim, d, t * d}};
+  }
+  return {};
+}
+
+RotarySpec MakeSpec(const KernelCase& c, std::mt19937& rng) {
+  RotarySpec spec;
+  spec.head_dim = c.head_dim;
+  spec.rotary_dim = c.rotary_dim;
+  spec.layout = c.layout;
+  spec.attention_scaling = c.attention_scaling;
+  const int pairs = c.rotary_dim / 2;
+  switch (c.axis_map) {
+    case AxisMapKind::kBlocked: {  // [16, 24, 24] at 64 pairs
+      const int s = 3 * pairs / 8;
+      spec.axis_map = BlockedAxisMap({pairs - 2 * s, s, s}, pairs).value();
+      break;
+    }
+    case AxisMapKind::kInterleaved: {  // [24, 20, 20] at 64 pairs
+      const int s = 5 * pairs / 16;
+      spec.axis_map = InterleavedAxisMap({pairs - 2 * s, s, s}, pairs).value();
+      break;
+    }
+    case AxisMapKind::kExplicit: {
+      std::vector<int32_t> axes(pairs);
+      for (int32_t& a : axes) a = static_cast<int32_t>(rng() % kNumAxes);
+      spec.axis_map = ExplicitAxisMap(axes).value();
+      break;
+    }
+  }
+  for (int j = 0; j < pairs; ++j) {  // Qwen2-VL rope_theta = 1e6
+    spec.inv_freq.push_back(static_cast<float>(std::pow(1e6, -2.0 * j / c.rotary_dim)));
+  }
+  return spec;
+}
+
+// Planar [3][T] positions of an image/video prompt: a text prefix (t = h = w = i), then video
+// tokens t = base + 50 * frame, h = base + row, w = base + col with a large base, so that the
+// three axes differ (text-only positions would hide axis-map and layout bugs).
+std::vector<int64_t> VideoPositions(int64_t num_tokens, int64_t max_base, std::mt19937& rng) {
+  std::vector<int64_t> positions(kNumAxes * num_tokens);
+  const int64_t text = num_tokens / 5;
+  const int64_t base = text + static_cast<int64_t>(rng() % static_cast<uint32_t>(max_base));
+  constexpr int64_t kRows = 5;
+  constexpr int64_t kCols = 8;
+  for (int64_t i = 0; i < num_tokens; ++i) {
+    int64_t t = i, h = i, w = i;
+    if (i >= text) {
+      const int64_t g = i - text + 13;  // starts mid-frame: t, h, w differ from the first token
+      t = base + 50 * (g / (kRows * kCols));
+      h = base + (g / kCols) % kRows;
+      w = base + g % kCols;
+    }
+    positions[i] = t;
+    positions[num_tokens + i] = h;
+    positions[2 * num_tokens + i] = w;
+  }
+  return positions;
+}
+
+std::vector<uint8_t> RandomStorage(DType dtype, int64_t elements, std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  std::vector<uint8_t> bytes(elements * ElementSize(dtype));
+  for (int64_t i = 0; i < elements; ++i) {
+    const float v = value(rng);
+    if (dtype == DType::kFloat32) {
+      std::memcpy(&bytes[4 * i], &v, 4);
+    } else {
+      const uint16_t bits = dtype == DType::kBFloat16 ? FloatToBFloat16(v) : FloatToHalf(v);
+      std::memcpy(&bytes[2 * i], &bits, 2);
+    }
+  }
+  return bytes;
+}
+
+DeviceBuffer UploadPositions(const std::vector<int64_t>& positions, bool as_int32) {
+  if (!as_int32) {
+    DeviceBuffer buffer(positions.size() * sizeof(int64_t));
+    buffer.Upload(positions.data(), positions.size() * sizeof(int64_t));
+    return buffer;
+  }
+  const std::vector<int32_t> narrow(positions.begin(), positions.end());
+  DeviceBuffer buffer(narrow.size() * sizeof(int32_t));
+  buffer.Upload(narrow.data(), narrow.size() * sizeof(int32_t));
+  return buffer;
+}
+
+int ReadFlag(const DeviceBuffer& flag) {
+  int value = -1;
+  flag.Download(&value, sizeof(value));
+  return value;
+}
+
+// Uploads `input`, runs the kernel with `args` (position / table / error_flag fields already
+// set to device memory; q and k are filled in here) and returns the rotated buffer.
+std::vector<uint8_t> RotateOnDevice(const KernelCase& c, const RotarySpec& spec,
+                                    const std::vector<uint8_t>& input, MropeKernelArgs args) {
+  DeviceBuffer buffer(input.size());
+  buffer.Upload(input.data(), input.size());
+  std::tie(args.q, args.k) = Views(c, buffer.data());
+  const absl::Status status = LaunchMropeKernel(spec, args, nullptr);
+  EXPECT_TRUE(status.ok()) << status;
+  gpu_util::Synchronize();
+  std::vector<uint8_t> output(input.size());
+  buffer.Download(output.data(), output.size());
+  return output;
+}
+
+// Distance in representable values between two 16-bit floats of one format.
+int32_t Ulps16(uint16_t a, uint16_t b) {
+  const auto ordered = [](uint16_t x) {
+    return (x & 0x8000u) != 0 ? -static_cast<int32_t>(x & 0x7fffu) : static_cast<int32_t>(x);
+  };
+  return std::abs(ordered(a) - ordered(b));
+}
+
+// Every element (rotated, passed-through and untouched) must match: bit for bit with
+// `exact`, else within one ulp for bf16/fp16 and within fp32 rounding of cos/sin for fp32
+// (the device's double sincos may, rarely, round to a neighbouring fp32 value).
+void ExpectMatches(DType dtype, const std::vector<uint8_t>& expected,
+                   const std::vector<uint8_t>& actual, bool exact) {
+  ASSERT_EQ(expected.size(), actual.size());
+  const int size = ElementSize(dtype);
+  const int64_t elements = static_cast<int64_t>(expected.size()) / size;
+  int64_t inexact = 0;
+  int64_t bad = 0;
+  std::string first_bad;
+  for (int64_t i = 0; i < elements; ++i) {
+    if (std::memcmp(&expected[i * size], &actual[i * size], size) == 0) continue;
+    ++inexact;
+    bool close = false;
+    if (dtype == DType::kFloat32) {
+      float e, a;
+      std::memcpy(&e, &expected[4 * i], 4);
+      std::memcpy(&a, &actual[4 * i], 4);
+      close = std::abs(e - a) <= 0x1p-20f * std::max(1.0f, std::abs(e));
+      if (!close && first_bad.empty()) first_bad = absl::StrCat(i, ": ", e, " vs ", a);
+    } else {
+      uint16_t e, a;
+      std::memcpy(&e, &expected[2 * i], 2);
+      std::memcpy(&a, &actual[2 * i], 2);
+      close = Ulps16(e, a) <= 1;
+      if (!close && first_bad.empty()) {
+        first_bad = absl::StrCat(i, ": bits ", e, " vs ", a);
+      }
+    }
+    if (!close || exact) ++bad;
+  }
+  EXPECT_EQ(bad, 0) << "of " << elements << " " << DTypeName(dtype) << " elements, " << inexact
+                    << " differ (exact=" << exact << "); first beyond tolerance: " << first_bad;
+  if (!exact && dtype == DType::kFloat32) {
+    EXPECT_LE(inexact, elements / 1000) << "fp32 should be bit-exact but for rare sincos ulps";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The grid of shapes, dtypes and layouts; axis map, storage, partial rotary, position width,
+// alignment and attention scaling vary deterministically across its cells.
+
+using GridParam = std::tuple<int64_t, std::pair<int, int>, int, DType, RotaryLayout>;
+
+KernelCase GridCase(const GridParam& param) {
+  KernelCase c;
+  std::pair<int, int> heads;
+  std::tie(c.num_tokens, heads, c.head_dim, c.dtype, c.layout) = param;
+  std::tie(c.hq, c.hk) = heads;
+  const uint32_t v =
+      static_cast<uint32_t>(c.num_tokens * 31 + c.hq * 7 + c.head_dim * 3 +
+                            static_cast<int>(c.dtype) * 11 + static_cast<int>(c.layout) * 13);
+  c.axis_map = static_cast<AxisMapKind>(v % 3);
+  static constexpr Storage kStorages[] = {Storage::kFused, Storage::kFused, Storage::kSeparate,
+                                          Storage::kHeadMajor};
+  c.storage = kStorages[(v / 3) % 4];
+  c.rotary_dim = (v / 12) % 3 == 0 ? c.head_dim / 2 : c.head_dim;  // partial rotary
+  c.int32_positions = (v / 2) % 2 == 1;
+  c.misalign = (v / 5) % 7 == 0 ? 1 : 0;
+  c.attention_scaling = v % 5 == 0 ? 0.75f : 1.0f;
+  return c;
+}
+
+class KernelGridTest : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(KernelGridTest, MatchesCpuReference) {
+  MROPE_SKIP_WITHOUT_GPU();
+  const KernelCase c = GridCase(GetParam());
+  std::mt19937 rng(static_cast<uint32_t>(c.num_tokens * 1000003 + c.head_dim * 101 + c.hq));
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 100000, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  const PositionsView host_positions{positions.data(), true, c.num_tokens, c.num_tokens};
+  ASSERT_TRUE(ApplyMropeReference(spec, host_positions, q, k).ok());
+
+  const DeviceBuffer device_positions = UploadPositions(positions, c.int32_positions);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.positions = {device_positions.data(), !c.int32_positions, c.num_tokens, c.num_tokens};
+  args.error_flag = flag.As<int>();
+  const std::vector<uint8_t> actual = RotateOnDevice(c, spec, input, args);
+  EXPECT_EQ(ReadFlag(flag), 0);
+  ExpectMatches(c.dtype, expected, actual, /*exact=*/false);
+}
+
+std::string GridName(const ::testing::TestParamInfo<GridParam>& info) {
+  const KernelCase c = GridCase(info.param);
+  static constexpr const char* kAxisMaps[] = {"blocked", "interleaved", "explicit"};
+  static constexpr const char* kStorages[] = {"fused", "separate", "headmajor"};
+  return absl::StrCat("T", c.num_tokens, "_H", c.hq, "x", c.hk, "_D", c.head_dim, "_R",
+                      c.rotary_dim, "_", DTypeName(c.dtype), "_",
+                      c.layout == RotaryLayout::kNeox ? "neox" : "gptj", "_",
+                      kAxisMaps[static_cast<int>(c.axis_map)], "_",
+                      kStorages[static_cast<int>(c.storage)], c.misalign != 0 ? "_misaligned" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, KernelGridTest,
+    ::testing::Combine(::testing::Values<int64_t>(1, 3, 17, 1000),
+                       ::testing::Values(std::make_pair(28, 4), std::make_pair(32, 8),
+                                         std::make_pair(2, 2)),
+                       ::testing::Values(64, 128, 256, 80),
+                       ::testing::Values(DType::kFloat32, DType::kBFloat16, DType::kFloat16),
+                       ::testing::Values(RotaryLayout::kNeox, RotaryLayout::kGptj)),
+    GridName);
+
+// ---------------------------------------------------------------------------------------------
+// Paths the grid may not hit in every dtype/layout combination.
+
+class KernelPathTest : public ::testing::TestWithParam<std::tuple<DType, RotaryLayout>> {
+ protected:
+  KernelCase Case() const {
+    KernelCase c;
+    std::tie(c.dtype, c.layout) = GetParam();
+    return c;
+  }
+};
+
+// Runs `c` with planar int64 positions (inv_freq path) and compares with the reference.
+void RunPlanar(const KernelCase& c) {
+  std::mt19937 rng(7);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 50000, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  ASSERT_TRUE(
+      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
+  const DeviceBuffer device_positions = UploadPositions(positions, false);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+TEST_P(KernelPathTest, ScalarPathForMisalignedViews) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.misalign = 1;
+  RunPlanar(c);
+}
+
+TEST_P(KernelPathTest, ScalarPathForOddPairCounts) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.head_dim = 96;
+  c.rotary_dim = 20;  // 10 pairs: not a multiple of any 16-byte access
+  c.axis_map = AxisMapKind::kExplicit;
+  RunPlanar(c);
+}
+
+TEST_P(KernelPathTest, HeadMajorViewsAndManyTokensPerBlock) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.storage = Storage::kHeadMajor;
+  c.num_tokens = 333;
+  c.hq = 1;
+  c.hk = 1;
+  c.head_dim = 64;
+  c.rotary_dim = 64;
+  RunPlanar(c);
+}
+
+TEST_P(KernelPathTest, MaxHeadDim) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.head_dim = 512;
+  c.rotary_dim = 512;
+  c.hq = 5;
+  c.hk = 3;
+  c.axis_map = AxisMapKind::kInterleaved;
+  RunPlanar(c);
+}
+
+TEST_P(KernelPathTest, SmallBatchSplitsHeads) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.num_tokens = 5;
+  c.hq = 64;  // Qwen2.5-VL-72B
+  c.hk = 8;
+  RunPlanar(c);
+}
+
+// The fp32 table built by mrope::CosSinTable holds exactly the reference's cos/sin, so the
+// table path is bit-exact in every dtype. Laid out as a vLLM cos_sin_cache (row = cos | sin).
+TEST_P(KernelPathTest, TablePathIsBitExact) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.num_tokens = 300;
+  c.hq = 8;
+  c.axis_map = AxisMapKind::kInterleaved;
+  constexpr int64_t kTableRows = 4096;
+  std::mt19937 rng(11);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 3000, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  const CosSinTable table =
+      CosSinTable::Create(spec.inv_freq, spec.attention_scaling, kTableRows).value();
+
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  ASSERT_TRUE(
+      ApplyMropeWithTable(spec, table, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k)
+          .ok());
+
+  const int pairs = c.rotary_dim / 2;
+  std::vector<float> cache(kTableRows * 2 * pairs);
+  for (int64_t p = 0; p < kTableRows; ++p) {
+    for (int j = 0; j < pairs; ++j) {
+      cache[p * 2 * pairs + j] = table.cos()[p * pairs + j];
+      cache[p * 2 * pairs + pairs + j] = table.sin()[p * pairs + j];
+    }
+  }
+  DeviceBuffer device_cache(cache.size() * sizeof(float));
+  device_cache.Upload(cache.data(), cache.size() * sizeof(float));
+  const DeviceBuffer device_positions = UploadPositions(positions, true);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.positions = {device_positions.data(), false, c.num_tokens, c.num_tokens};
+  args.table = {device_cache.As<float>(), device_cache.As<float>() + pairs, kTableRows, 2 * pairs};
+  args.error_flag = flag.As<int>();
+  RotarySpec table_spec = spec;
+  table_spec.inv_freq.clear();  // not used with a table
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, table_spec, input, args), /*exact=*/true);
+  EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+// Decode without a [3][T] tensor: position = token_index + delta[seq_id] on every axis.
+TEST_P(KernelPathTest, SequenceDeltaPositions) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  // Continuous batch: seq 0 continues a chunked prefill (20 tokens), seq 1 decodes one token,
+  // seq 2 starts (16 tokens).
+  std::vector<int32_t> seq_id;
+  std::vector<int64_t> token_index;
+  for (int i = 0; i < 20; ++i) seq_id.push_back(0), token_index.push_back(100 + i);
+  seq_id.push_back(1), token_index.push_back(5000);
+  for (int i = 0; i < 16; ++i) seq_id.push_back(2), token_index.push_back(i);
+  const std::vector<int64_t> delta = {-37, 98765, 0};
+  c.num_tokens = static_cast<int64_t>(seq_id.size());
+
+  std::mt19937 rng(5);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  std::vector<int64_t> positions(kNumAxes * c.num_tokens);
+  for (int64_t i = 0; i < c.num_tokens; ++i) {
+    for (int axis = 0; axis < kNumAxes; ++axis) {
+      positions[axis * c.num_tokens + i] = token_index[i] + delta[seq_id[i]];
+    }
+  }
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  ASSERT_TRUE(
+      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
+
+  DeviceBuffer d_index(token_index.size() * sizeof(int64_t));
+  d_index.Upload(token_index.data(), token_index.size() * sizeof(int64_t));
+  DeviceBuffer d_seq(seq_id.size() * sizeof(int32_t));
+  d_seq.Upload(seq_id.data(), seq_id.size() * sizeof(int32_t));
+  DeviceBuffer d_delta(delta.size() * sizeof(int64_t));
+  d_delta.Upload(delta.data(), delta.size() * sizeof(int64_t));
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.sequence_delta = {d_index.As<int64_t>(), d_seq.As<int32_t>(), d_delta.As<int64_t>(),
+                         c.num_tokens, 3};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+// One token per sequence (seq_id == nullptr): token i uses delta[i].
+TEST_P(KernelPathTest, SequenceDeltaOneTokenPerSequence) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.num_tokens = 8;
+  const std::vector<int64_t> token_index = {10, 11, 500, 7, 9999, 0, 1, 123456};
+  const std::vector<int64_t> delta = {0, -5, 70000, 3, -9000, 42, 99999, -100000};
+  std::mt19937 rng(9);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  std::vector<int64_t> positions(kNumAxes * c.num_tokens);
+  for (int64_t i = 0; i < c.num_tokens; ++i) {
+    for (int axis = 0; axis < kNumAxes; ++axis) {
+      positions[axis * c.num_tokens + i] = token_index[i] + delta[i];
+    }
+  }
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  ASSERT_TRUE(
+      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
+  DeviceBuffer d_index(token_index.size() * sizeof(int64_t));
+  d_index.Upload(token_index.data(), token_index.size() * sizeof(int64_t));
+  DeviceBuffer d_delta(delta.size() * sizeof(int64_t));
+  d_delta.Upload(delta.data(), delta.size() * sizeof(int64_t));
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.sequence_delta = {d_index.As<int64_t>(), nullptr, d_delta.As<int64_t>(), c.num_tokens,
+                         c.num_tokens};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+std::string PathName(const ::testing::TestParamInfo<std::tuple<DType, RotaryLayout>>& info) {
+  return absl::StrCat(DTypeName(std::get<0>(info.param)), "_",
+                      std::get<1>(info.param) == RotaryLayout::kNeox ? "neox" : "gptj");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DTypesAndLayouts, KernelPathTest,
+    ::testing::Combine(::testing::Values(DType::kFloat32, DType::kBFloat16, DType::kFloat16),
+                       ::testing::Values(RotaryLayout::kNeox, RotaryLayout::kGptj)),
+    PathName);
+
+// ---------------------------------------------------------------------------------------------
+// Device-side errors: the token is skipped (left exactly as it was), the flag bit is set, and
+// every other token is rotated as usual.
+
+// Expected result when `bad_tokens` are skipped: the reference over positions with the bad
+// tokens' positions replaced by valid ones, then those tokens' rows restored from `input`.
+std::vector<uint8_t> ExpectedWithSkips(const KernelCase& c, const RotarySpec& spec,
+                                       const std::vector<uint8_t>& input,
+                                       std::vector<int64_t> positions,
+                                       const std::vector<int64_t>& bad_tokens) {
+  for (int64_t t : bad_tokens) {
+    for (int axis = 0; axis < kNumAxes; ++axis) positions[axis * c.num_tokens + t] = 0;
+  }
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  EXPECT_TRUE(
+      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
+  const int64_t row_bytes = (c.hq + 2 * c.hk) * c.head_dim * ElementSize(c.dtype);  // kFused
+  for (int64_t t : bad_tokens) {
+    std::memcpy(&expected[t * row_bytes], &input[t * row_bytes], row_bytes);
+  }
+  return expected;
+}
+
+TEST(KernelErrorTest, PositionOutsideTableSkipsTheToken) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c;
+  c.num_tokens = 40;
+  c.head_dim = 64;
+  c.rotary_dim = 64;
+  constexpr int64_t kTableRows = 1024;
+  std::mt19937 rng(3);
+  const RotarySpec spec = MakeSpec(c, rng);
+  std::vector<int64_t> positions = VideoPositions(c.num_tokens, 500, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  const std::vector<int64_t> bad = {5, 17, 39};
+  const std::vector<uint8_t> expected = ExpectedWithSkips(c, spec, input, positions, bad);
+  positions[1 * c.num_tokens + 5] = kTableRows;  // h one past the table
+  positions[0 * c.num_tokens + 17] = -3;         // negative t
+  positions[2 * c.num_tokens + 39] = 5000;       // w far past the table
+
+  const CosSinTable table =
+      CosSinTable::Create(spec.inv_freq, spec.attention_scaling, kTableRows).value();
+  DeviceBuffer d_cos(table.cos().size() * sizeof(float));
+  d_cos.Upload(table.cos().data(), table.cos().size() * sizeof(float));
+  DeviceBuffer d_sin(table.sin().size() * sizeof(float));
+  d_sin.Upload(table.sin().data(), table.sin().size() * sizeof(float));
+  const DeviceBuffer device_positions = UploadPositions(positions, false);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
+  args.table = {d_cos.As<float>(), d_sin.As<float>(), kTableRows, c.rotary_dim / 2};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/true);
+  EXPECT_EQ(ReadFlag(flag), kMropeErrorPositionOutOfRange);
+}
+
+TEST(KernelErrorTest, PositionOutsideExactFloatRangeSkipsTheToken) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c;
+  c.num_tokens = 9;
+  std::mt19937 rng(4);
+  const RotarySpec spec = MakeSpec(c, rng);
+  std::vector<int64_t> positions = VideoPositions(c.num_tokens, 500, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  const std::vector<int64_t> bad = {2, 8};
+  const std::vector<uint8_t> expected = ExpectedWithSkips(c, spec, input, positions, bad);
+  positions[0 * c.num_tokens + 2] = kMaxPosition;
+  positions[2 * c.num_tokens + 8] = -1;
+  const DeviceBuffer device_positions = UploadPositions(positions, false);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), kMropeErrorPositionOutOfRange);
+}
+
+TEST(KernelErrorTest, SequenceIdOutOfRangeSkipsTheToken) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c;
+  c.num_tokens = 8;
+  const std::vector<int32_t> seq_id = {0, 0, 1, 3, 1, 2, -1, 2};  // 3 sequences
+  const std::vector<int64_t> token_index = {0, 1, 7, 8, 8, 40, 41, 41};
+  const std::vector<int64_t> delta = {10, 2000, -20};
+  std::vector<int64_t> positions(kNumAxes * c.num_tokens);
+  for (int64_t i = 0; i < c.num_tokens; ++i) {
+    const int64_t seq = seq_id[i] >= 0 && seq_id[i] < 3 ? seq_id[i] : 0;
+    for (int axis = 0; axis < kNumAxes; ++axis) {
+      positions[axis * c.num_tokens + i] = token_index[i] + delta[seq];
+    }
+  }
+  std::mt19937 rng(8);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  const std::vector<uint8_t> expected = ExpectedWithSkips(c, spec, input, positions, {3, 6});
+
+  DeviceBuffer d_index(token_index.size() * sizeof(int64_t));
+  d_index.Upload(token_index.data(), token_index.size() * sizeof(int64_t));
+  DeviceBuffer d_seq(seq_id.size() * sizeof(int32_t));
+  d_seq.Upload(seq_id.data(), seq_id.size() * sizeof(int32_t));
+  DeviceBuffer d_delta(delta.size() * sizeof(int64_t));
+  d_delta.Upload(delta.data(), delta.size() * sizeof(int64_t));
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.sequence_delta = {d_index.As<int64_t>(), d_seq.As<int32_t>(), d_delta.As<int64_t>(),
+                         c.num_tokens, 3};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), kMropeErrorSequenceOutOfRange);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+// The launch records into a CUDA graph (no sync, no allocation inside) and replays correctly.
+TEST(KernelGraphTest, CapturesAndReplays) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c;
+  c.num_tokens = 64;
+  std::mt19937 rng(12);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 90000, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  const PositionsView host_positions{positions.data(), true, c.num_tokens, c.num_tokens};
+  ASSERT_TRUE(ApplyMropeReference(spec, host_positions, q, k).ok());  // two replays
+  ASSERT_TRUE(ApplyMropeReference(spec, host_positions, q, k).ok());
+
+  DeviceBuffer buffer(input.size());
+  buffer.Upload(input.data(), input.size());
+  const DeviceBuffer device_positions = UploadPositions(positions, false);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  std::tie(args.q, args.k) = Views(c, buffer.data());
+  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
+  args.error_flag = flag.As<int>();
+
+  absl::Status status = absl::UnknownError("not captured");
+  const std::string replay = gpu_util::CaptureAndReplay(
+      [&](GpuStream stream) { status = LaunchMropeKernel(spec, args, stream); }, 2);
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_EQ(replay, "");
+
+  std::vector<uint8_t> actual(input.size());
+  buffer.Download(actual.data(), actual.size());
+  ExpectMatches(c.dtype, expected, actual, /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// No GPU needed: invalid arguments are refused before any CUDA call, and an empty batch
+// launches nothing.
+
+TEST(LaunchArgumentsTest, InvalidArgumentsFailBeforeTouchingTheGpu) {
+  KernelCase c;
+  std::mt19937 rng(1);
+  RotarySpec spec = MakeSpec(c, rng);
+  spec.head_dim = 514;
+  alignas(16) static uint16_t fake_storage[64];
+  int fake_flag = 0;
+  MropeKernelArgs args;
+  std::tie(args.q, args.k) = Views(c, fake_storage);
+  args.error_flag = &fake_flag;
+  const absl::Status status = LaunchMropeKernel(spec, args, nullptr);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("spec.head_dim=514"), std::string::npos) << status;
+}
+
+TEST(LaunchArgumentsTest, EmptyBatchLaunchesNothing) {
+  KernelCase c;
+  c.num_tokens = 0;
+  std::mt19937 rng(1);
+  const RotarySpec spec = MakeSpec(c, rng);
+  alignas(16) static uint16_t fake_storage[64];
+  int64_t fake_positions[3] = {};
+  int fake_flag = 0;
+  MropeKernelArgs args;
+  std::tie(args.q, args.k) = Views(c, fake_storage);
+  args.positions = {fake_positions, true, 0, 0};
+  args.error_flag = &fake_flag;
+  EXPECT_TRUE(LaunchMropeKernel(spec, args, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace mrope
