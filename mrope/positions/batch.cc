@@ -67,7 +67,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
                                     const PositionLimits& limits) {
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
-  MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media));
+  MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media, limits));
   const PositionPolicy policy = PolicyFor(config);
   const bool vllm = policy.convention == Convention::kVllm;
   const bool fp = policy.float_positions;
@@ -142,6 +142,46 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     plan.scattered_columns.push_back(std::move(columns));
   }
   MROPE_RETURN_IF_ERROR(CheckMediaConsumed(batch.media, cursor));
+  return plan;
+}
+
+absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
+                                        const std::vector<std::vector<Span>>& sequences,
+                                        const PositionLimits& limits) {
+  const int64_t b = sequences.size();
+  if (b > limits.max_batch_rows) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sequences: ", b, " sequences exceed max_batch_rows = ", limits.max_batch_rows));
+  }
+  BatchPlan plan;
+  plan.batch_size = b;
+  plan.float_positions = PolicyFor(config).float_positions;
+  plan.pad_value = 0;
+  for (int64_t i = 0; i < b; ++i) {
+    if (sequences[i].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("sequences[", i, "] has no spans"));
+    }
+    auto seq = SequencePositions::Create(config, sequences[i], limits);
+    if (!seq.ok()) {
+      return absl::Status(seq.status().code(),
+                          absl::StrCat("sequences[", i, "]: ", seq.status().message()));
+    }
+    plan.seq_len = std::max(plan.seq_len, seq->num_tokens());
+    plan.rows.push_back(*std::move(seq));
+  }
+  if (plan.seq_len * b > limits.max_total_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat("sequences: padded batch of ", b, " x ",
+                                                   plan.seq_len, " exceeds max_total_tokens = ",
+                                                   limits.max_total_tokens));
+  }
+  for (const SequencePositions& seq : plan.rows) {
+    const int64_t n = seq.num_tokens();
+    plan.first_column.push_back(plan.seq_len - n);  // right-aligned, one contiguous run
+    plan.scattered_columns.emplace_back();
+    plan.deltas.push_back(seq.delta());
+    plan.decode_deltas.push_back(seq.delta());
+    plan.decode_offsets.push_back(n);
+  }
   return plan;
 }
 

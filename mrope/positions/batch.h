@@ -51,6 +51,13 @@ struct BatchPlan {
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
                                     const PositionLimits& limits = {});
 
+// A batch of sequences given as spans (runtimes that know where media sit), under the
+// per-request convention: each row right-aligned in [3][B][max n], padding 0, each delta and
+// decode offset against the sequence's own length.
+absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
+                                        const std::vector<std::vector<Span>>& sequences,
+                                        const PositionLimits& limits = {});
+
 // Writes positions [3][B][L] (planar: axis, then row, then column) into `out`, which must have
 // 3 * B * L entries.
 template <typename Out>

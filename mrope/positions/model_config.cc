@@ -105,20 +105,24 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
     return absl::InvalidArgumentError(absl::StrCat(
         "spatial_merge_size must be in [1, 64], got ", config.spatial_merge_size));
   }
-  const auto positive = [](double x) { return std::isfinite(x) && x > 0; };
-  if (!positive(config.tokens_per_second)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tokens_per_second must be finite and > 0, got ", config.tokens_per_second));
+  // Bounded above so that no time index is infinite or NaN (0 * inf) on the way to the
+  // max_position check (hardening: a config.json scale of 1e300 gave NaN positions).
+  const auto in_range = [](double x) { return x > 0 && x <= kMaxTimeScale; };
+  if (!in_range(config.tokens_per_second)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tokens_per_second must be in (0, ", kMaxTimeScale, "], got ",
+                     config.tokens_per_second));
   }
-  if (!positive(config.position_id_per_seconds)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "position_id_per_seconds must be finite and > 0, got ", config.position_id_per_seconds));
+  if (!in_range(config.position_id_per_seconds)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("position_id_per_seconds must be in (0, ", kMaxTimeScale, "], got ",
+                     config.position_id_per_seconds));
   }
-  if (!positive(config.seconds_per_chunk) ||
+  if (!in_range(config.seconds_per_chunk) ||
       config.position_id_per_seconds * config.seconds_per_chunk < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "seconds_per_chunk must be finite and give at least one position per chunk, got ",
-        config.seconds_per_chunk));
+        "seconds_per_chunk must be in (0, ", kMaxTimeScale,
+        "] and give at least one position per chunk, got ", config.seconds_per_chunk));
   }
   if (config.convention == Convention::kVllm && config.family != ModelFamily::kQwen2_5Vl &&
       config.family != ModelFamily::kQwen2Vl && config.family != ModelFamily::kQwen3Vl) {

@@ -74,8 +74,12 @@ absl::string_view ModelFamilyName(ModelFamily family);
 // and "qwen2_5_vl_hf" (Qwen2.5-VL with HF v4's truncate-interval-first video time).
 absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name);
 
-// Checks ids and scales: merge size in [1, 64], positive finite time scales, distinct ids for
-// the tokens the family uses.
+// Largest tokens_per_second, position_id_per_seconds and seconds_per_chunk accepted (the
+// published checkpoints use 2, 25 or 13, and 2).
+inline constexpr double kMaxTimeScale = 1e6;
+
+// Checks ids and scales: merge size in [1, 64], time scales in (0, kMaxTimeScale], distinct
+// ids for the tokens the family uses.
 absl::Status ValidateModelConfig(const ModelConfig& config);
 
 // --- The policy: model differences as data. ----------------------------------------------

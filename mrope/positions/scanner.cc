@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -140,6 +141,10 @@ class RowScanner {
   }
 
   float SecondsPerGrid(size_t video) const {
+    // Fuzzer finding (tests/regression/positions_regression_test.cc): Qwen2-VL and Qwen3-VL
+    // have no time scale, so ValidateMediaInputs does not check their seconds lists; indexing
+    // one shorter than video_grid_thw read past its end. Those families ignore the lists.
+    if (!UsesSecondsPerGrid(config_)) return 1.0f;
     const auto& list = SecondsList(config_, media_);
     return list.empty() ? 1.0f : list[video];
   }
@@ -284,7 +289,24 @@ class RowScanner {
 
 }  // namespace
 
-absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media) {
+absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media,
+                                 const PositionLimits& limits) {
+  // Fuzzer finding (tests/regression/positions_regression_test.cc): grid values straight from a
+  // request overflowed int64 in the scanner's t * (h / m) * (w / m). Bounding them here, before
+  // any row is scanned, keeps that product below 2^48; values below 1 are reported per block.
+  for (const auto& [name, grids] : {std::make_pair("image_grid_thw", &media.image_grid_thw),
+                                    std::make_pair("video_grid_thw", &media.video_grid_thw)}) {
+    for (size_t i = 0; i < grids->size(); ++i) {
+      const Grid& g = (*grids)[i];
+      for (const int64_t v : {g.t, g.h, g.w}) {
+        if (v > limits.max_grid_value) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(name, "[", i, "] = [", g.t, ", ", g.h, ", ", g.w, "]: ", v,
+                           " exceeds max_grid_value = ", limits.max_grid_value));
+        }
+      }
+    }
+  }
   if (!UsesSecondsPerGrid(config)) return absl::OkStatus();
   const bool vl = config.family == ModelFamily::kQwen2_5Vl;
   const char* name = vl ? "second_per_grid_ts" : "video_second_per_grid";

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "mrope/positions/limits.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/span.h"
 
@@ -35,11 +36,13 @@ struct MediaCursor {
   size_t audio = 0;
 };
 
-// Checks list lengths and values that do not depend on the tokens: seconds per grid finite,
-// >= 0 and one per video.
-absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media);
+// Checks list lengths and values that do not depend on the tokens: grid values at most
+// limits.max_grid_value, seconds per grid finite, >= 0 and one per video.
+absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media,
+                                 const PositionLimits& limits = {});
 
 // Scans one row's real tokens (padding already removed). `row` is used in error messages.
+// `media` must have passed ValidateMediaInputs.
 absl::StatusOr<std::vector<Span>> ScanRow(const ModelConfig& config,
                                           absl::Span<const int64_t> tokens,
                                           const MediaInputs& media, MediaCursor& cursor,

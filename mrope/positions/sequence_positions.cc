@@ -41,7 +41,7 @@ double TimeIndexValue(TimeIndex kind, int64_t k, float seconds_per_grid,
       // Omni's get_llm_pos_ids_for_vision passes t through a float32 tensor; the integer
       // family then truncates it back.
       if (float_positions) return static_cast<float>(t);
-      return static_cast<double>(static_cast<int64_t>(static_cast<float>(t)));
+      return std::trunc(static_cast<float>(t));
     }
     case TimeIndex::kTruncateIntervalFirst:
       return std::trunc(static_cast<double>(k) * std::trunc(seconds_per_grid) *
@@ -50,9 +50,12 @@ double TimeIndexValue(TimeIndex kind, int64_t k, float seconds_per_grid,
       return std::trunc(static_cast<double>(k) *
                         (static_cast<double>(seconds_per_grid) * config.tokens_per_second));
     case TimeIndex::kOmniTruncatedFloat32: {
+      // HF: int64(f32) and back through f32, which is trunc() for every value int64 holds.
+      // Fuzzer finding (tests/regression/positions_regression_test.cc): the int64 casts were
+      // undefined for a huge seconds_per_grid; trunc() keeps such values, which max_position
+      // then refuses.
       const float scaled = (static_cast<float>(k) * seconds_per_grid) * pips;
-      const int64_t truncated = static_cast<int64_t>(scaled);
-      return static_cast<double>(static_cast<int64_t>(static_cast<float>(truncated)));
+      return std::trunc(scaled);
     }
     case TimeIndex::kOmniFloat32:
       return (static_cast<float>(k) * seconds_per_grid) * pips;
@@ -98,6 +101,13 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
                        absl::StrCat("audio_tokens must be in [", min_audio, ", ",
                                     limits.max_grid_tokens, "], got ", span.audio_tokens));
     }
+  } else if (span.audio_tokens != 0) {
+    // Fuzzer finding (tests/regression/positions_regression_test.cc): the planner counts
+    // audio_tokens into every media span, so an image or video span carrying them got extra
+    // tokens positioned past the end of its grid, above max_position().
+    return SpanError(index, span,
+                     absl::StrCat("audio_tokens must be 0 for an ", SpanKindName(span.kind),
+                                  " span, got ", span.audio_tokens));
   }
   if (!HasGrid(span.kind)) return absl::OkStatus();
   const Grid& g = span.grid;
@@ -149,7 +159,8 @@ std::vector<int64_t> ChunkBoundaries(int64_t length, int64_t tokens_per_chunk, I
   std::vector<int64_t> bounds = {0};
   int64_t current_chunk = 1;
   for (int64_t i = 0; i < length; ++i) {
-    if (index_at(i) >= static_cast<double>(current_chunk * tokens_per_chunk)) {
+    // In double: exact for every product below 2^53, and no int64 overflow for large limits.
+    if (index_at(i) >= static_cast<double>(current_chunk) * tokens_per_chunk) {
       bounds.push_back(i);
       ++current_chunk;
     }

@@ -56,6 +56,7 @@ _ABSL_TARGETS = {
     "absl/debugging:leak_check": "absl_leak_check",
     "absl/debugging:stacktrace": "absl_stacktrace",
     "absl/debugging:symbolize": "absl_symbolize",
+    "absl/flags:config": "absl_flags_config",
     "absl/flags:flag": "absl_flags",
     "absl/flags:marshalling": "absl_flags_marshalling",
     "absl/flags:parse": "absl_flags_parse",

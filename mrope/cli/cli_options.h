@@ -1,0 +1,46 @@
+#ifndef MROPE_CLI_CLI_OPTIONS_H_
+#define MROPE_CLI_CLI_OPTIONS_H_
+
+// The `mrope` command line as plain data (main.cc fills it from absl flags), and the loading
+// every command shares: the model (--config plus overrides) and the prompt (--request or
+// --golden).
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "mrope/positions/batch.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/service/model_spec.h"
+#include "proto/mrope.pb.h"
+
+namespace mrope {
+
+struct CliOptions {
+  std::string config;   // preset name or config file
+  std::string request;  // request file (JSON or textproto), "-" for stdin
+  std::string golden;   // golden case file (model, config and inputs in one)
+  std::string format;   // per command; empty: the command's default
+  std::string output;   // file for the result; empty: stdout
+  std::string positions = "0";  // tables: comma-separated T or T:H:W
+  int64_t seq_len = 0;  // tables: sequence length for dynamic / LongRoPE (0: max position + 1)
+  std::string video_time_rounding;  // override: scale_then_truncate | truncate_interval_first
+  std::string convention;           // override: hf | vllm
+};
+
+// The model of --config with the --video_time_rounding / --convention overrides applied.
+absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options);
+
+// --golden: the case's model (with its `config` values) and batch. --config is not used.
+struct GoldenInput {
+  ModelSpec model;
+  PromptBatch batch;
+};
+absl::StatusOr<GoldenInput> LoadGoldenInput(const std::string& path);
+
+// --request, parsed.
+absl::StatusOr<PositionRequest> LoadCliRequest(const CliOptions& options);
+
+}  // namespace mrope
+
+#endif  // MROPE_CLI_CLI_OPTIONS_H_

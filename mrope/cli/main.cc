@@ -1,0 +1,141 @@
+// The `mrope` command-line tool: M-RoPE positions of multimodal prompts for Qwen VL / Omni
+// models. `mrope --help` explains the commands; each is a function in this directory.
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "mrope/cli/cli_options.h"
+#include "mrope/cli/explain_command.h"
+#include "mrope/cli/positions_command.h"
+#include "mrope/cli/rotary_command.h"
+#include "mrope/cli/tables_command.h"
+
+ABSL_FLAG(std::string, config, "",
+          "The model: a preset (qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, qwen2_5_vl_vllm, qwen3_vl, "
+          "qwen2_5_omni, qwen3_omni), the model's HF config.json or checkpoint directory, or "
+          "a ModelParams .textproto.");
+ABSL_FLAG(std::string, request, "",
+          "The prompt: a PositionRequest as JSON or textproto (see proto/mrope.proto), or - for "
+          "stdin. JSON may use the golden layout: input_ids [[...]], image_grid_thw [[t,h,w]].");
+ABSL_FLAG(std::string, golden, "",
+          "A golden case file (tests/golden): model, config and inputs in one. Replaces "
+          "--config and --request.");
+ABSL_FLAG(std::string, format, "",
+          "positions: json (default), textproto, int32 or int64 (raw position_ids, needs "
+          "--output). tables: text (default) or json.");
+ABSL_FLAG(std::string, output, "", "Write the result to this file instead of stdout.");
+ABSL_FLAG(std::string, positions, "0",
+          "tables: comma-separated positions, T for (T, T, T) or T:H:W.");
+ABSL_FLAG(int64_t, seq_len, 0,
+          "tables: sequence length for dynamic NTK / LongRoPE frequencies (0: max position + 1).");
+ABSL_FLAG(std::string, video_time_rounding, "",
+          "Override the Qwen2.5-VL video time index: scale_then_truncate (vLLM, SGLang, "
+          "TensorRT-LLM; the default) or truncate_interval_first (HF transformers v4).");
+ABSL_FLAG(std::string, convention, "",
+          "Override the batch convention: hf (padded batch, HF deltas; the default) or vllm "
+          "(each row its own request).");
+
+namespace {
+
+constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL and Omni models.
+
+usage: mrope <command> [flags]
+
+commands:
+  positions  Position ids [3][B][L] and per-row deltas of a prompt.
+               mrope positions --golden=tests/golden/qwen2_vl/case_001.json
+               mrope positions --config=qwen2_5_vl --request=request.json
+               mrope positions --config=Qwen2.5-VL-7B-Instruct/config.json --request=- < req.textproto
+               mrope positions --config=qwen3_vl --request=req.json --format=int32 --output=pos.bin
+             A request holds the prompt as HF processors give it (inputs: input_ids,
+             attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts,
+             video_second_per_grid, audio_feature_lengths, use_audio_in_video) or as explicit
+             spans (sequences), plus options: output_type, layout (PADDED | PACKED),
+             window_begin/window_end, decode_steps, cos_sin. Minimal JSON request:
+               {"inputs": {"input_ids": [[151652, 151655, 151655, 151655, 151655, 151653, 42]],
+                           "image_grid_thw": [[1, 4, 4]]}}
+  explain    A table of the prompt's spans: kind, token range, grid, seconds per grid, the
+             t/h/w position ranges, where the next token continues. Look here first when a
+             VL model misreads an image or a video.
+               mrope explain --config=qwen2_5_vl --request=request.json
+               mrope explain --golden=tests/golden/qwen2_5_vl/case_026.json
+  tables     inv_freq, the axis (t/h/w) of every rotary pair, and cos/sin at chosen positions.
+               mrope tables --config=qwen3_vl --positions=0,100,12:3:4
+  rotary     Runs the rotary math on a rotary golden case and prints cos, sin, q_rot, k_rot.
+               mrope rotary --golden=tests/golden/rotary_qwen3_vl/case_001.json
+
+Errors go to stderr with a non-zero exit status.
+)";
+
+int Fail(const absl::Status& status) {
+  std::cerr << "mrope: " << status.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Under `bazel run`, resolve relative paths against the directory the command was run from.
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir != nullptr) {
+    if (chdir(dir) != 0) {
+      std::cerr << "mrope: cannot change to BUILD_WORKING_DIRECTORY " << dir << "\n";
+      return 1;
+    }
+  }
+  absl::FlagsUsageConfig usage_config;
+  // --help lists the flags of this tool (all defined here), not absl's own.
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "mrope/cli/");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
+  absl::SetProgramUsageMessage(kUsage);
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() != 2) {
+    std::cerr << kUsage << "\nmrope: expected exactly one command, got " << args.size() - 1
+              << " (see mrope --help)\n";
+    return 2;
+  }
+  const std::string command = args[1];
+  mrope::CliOptions options;
+  options.config = absl::GetFlag(FLAGS_config);
+  options.request = absl::GetFlag(FLAGS_request);
+  options.golden = absl::GetFlag(FLAGS_golden);
+  options.format = absl::GetFlag(FLAGS_format);
+  options.output = absl::GetFlag(FLAGS_output);
+  options.positions = absl::GetFlag(FLAGS_positions);
+  options.seq_len = absl::GetFlag(FLAGS_seq_len);
+  options.video_time_rounding = absl::GetFlag(FLAGS_video_time_rounding);
+  options.convention = absl::GetFlag(FLAGS_convention);
+
+  absl::Status status;
+  if (command == "positions") {
+    status = mrope::RunPositions(options, std::cout);
+  } else if (command == "explain") {
+    status = mrope::RunExplain(options, std::cout);
+  } else if (command == "tables") {
+    status = mrope::RunTables(options, std::cout);
+  } else if (command == "rotary") {
+    if (options.golden.empty()) {
+      return Fail(absl::InvalidArgumentError("rotary needs --golden=CASE.json"));
+    }
+    status = mrope::RunRotaryGolden(options.golden, std::cout);
+  } else {
+    std::cerr << "mrope: unknown command '" << command
+              << "'; commands: positions, explain, tables, rotary (see mrope --help)\n";
+    return 2;
+  }
+  if (!status.ok()) return Fail(status);
+  return 0;
+}

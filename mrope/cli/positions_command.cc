@@ -1,0 +1,68 @@
+#include "mrope/cli/positions_command.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mrope/cli/output.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/positions/golden_case.h"
+#include "mrope/service/position_service.h"
+#include "mrope/service/response_json.h"
+#include "mrope/service/textproto.h"
+
+namespace mrope {
+namespace {
+
+absl::Status RunGolden(const CliOptions& options, std::ostream& out) {
+  if (!options.config.empty() || !options.request.empty()) {
+    return absl::InvalidArgumentError(
+        "--golden takes the model and the prompt from the case; drop --config and --request");
+  }
+  if (!options.format.empty() && options.format != "json") {
+    return absl::InvalidArgumentError("--golden prints JSON; drop --format");
+  }
+  MROPE_ASSIGN_OR_RETURN(const GoldenInput input, LoadGoldenInput(options.golden));
+  MROPE_ASSIGN_OR_RETURN(const std::string json,
+                         PositionsOutputJson(input.model.positions, input.batch));
+  return WriteOutput(options.output, absl::StrCat(json, "\n"), out);
+}
+
+template <typename T>
+std::string RawBytes(const google::protobuf::RepeatedField<T>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+}  // namespace
+
+absl::Status RunPositions(const CliOptions& options, std::ostream& out) {
+  if (!options.golden.empty()) return RunGolden(options, out);
+  const std::string format = options.format.empty() ? "json" : options.format;
+  if (format != "json" && format != "textproto" && format != "int32" && format != "int64") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format must be json, textproto, int32 or int64, got '", format, "'"));
+  }
+  const bool raw = format == "int32" || format == "int64";
+  if (raw && options.output.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format=", format, " writes binary: give --output=FILE"));
+  }
+  MROPE_ASSIGN_OR_RETURN(ModelSpec spec, LoadCliModel(options));
+  MROPE_ASSIGN_OR_RETURN(const PositionService service, PositionService::Create(std::move(spec)));
+  MROPE_ASSIGN_OR_RETURN(PositionRequest request, LoadCliRequest(options));
+  if (raw) {
+    request.mutable_options()->set_output_type(format == "int32" ? PositionOptions::INT32
+                                                                 : PositionOptions::INT64);
+  }
+  MROPE_ASSIGN_OR_RETURN(const PositionResponse response, service.Handle(request));
+  if (format == "int32") {
+    return WriteOutput(options.output, RawBytes(response.position_ids().int32_values()), out);
+  }
+  if (format == "int64") {
+    return WriteOutput(options.output, RawBytes(response.position_ids().int64_values()), out);
+  }
+  if (format == "textproto") return WriteOutput(options.output, ToTextproto(response), out);
+  return WriteOutput(options.output, absl::StrCat(PositionResponseToJson(response), "\n"), out);
+}
+
+}  // namespace mrope

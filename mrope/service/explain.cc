@@ -1,0 +1,165 @@
+#include "mrope/service/explain.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "mrope/common/json_writer.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/positions/sequence_positions.h"
+
+namespace mrope {
+namespace {
+
+constexpr int64_t kMaxFramesListed = 16;
+
+// A position as integer, or as the shortest float32 that reads back (Qwen3-Omni).
+template <typename Out>
+std::string Num(Out value) {
+  std::string out;
+  AppendJsonNumber(value, out);
+  return out;
+}
+
+template <typename Out>
+std::string Range(Out lo, Out hi) {
+  return lo == hi ? Num(lo) : absl::StrCat(Num(lo), "..", Num(hi));
+}
+
+// Positions of tokens [begin, end) of `seq`, planar [3][end - begin].
+template <typename Out>
+absl::StatusOr<std::vector<Out>> Positions(const SequencePositions& seq, int64_t begin,
+                                           int64_t end) {
+  const int64_t n = end - begin;
+  std::vector<Out> out(3 * n);
+  MROPE_RETURN_IF_ERROR(seq.Fill<Out>(begin, end, {out.data(), out.data() + n, out.data() + 2 * n}));
+  return out;
+}
+
+std::string GridText(const Grid& g) { return absl::StrCat(g.t, "x", g.h, "x", g.w); }
+
+std::string KindText(const Span& span) {
+  std::string kind = SpanKindName(span.kind);
+  if (!span.closed) kind += " (open)";
+  return kind;
+}
+
+template <typename Out>
+absl::Status ExplainRow(const SequencePositions& seq, std::string& out) {
+  out += absl::StrFormat("  %-4s %-22s %-13s %-11s %-9s %-7s %-17s %-17s %-17s %s\n", "span",
+                         "kind", "tokens", "grid", "merged", "s/grid", "t", "h", "w", "next");
+  const auto& spans = seq.spans();
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const PlacedSpan& p = spans[i];
+    const Span& s = p.span;
+    const bool media = s.kind != SpanKind::kText;
+    const int64_t media_begin = p.first_token + p.start_markers;
+    const int64_t media_end = p.first_token + p.num_tokens - p.end_markers;
+    const int64_t begin = media && media_end > media_begin ? media_begin : p.first_token;
+    const int64_t end = media && media_end > media_begin ? media_end : p.first_token + p.num_tokens;
+    std::string ranges[3];
+    if (end > begin) {
+      MROPE_ASSIGN_OR_RETURN(const std::vector<Out> pos, Positions<Out>(seq, begin, end));
+      const int64_t n = end - begin;
+      for (int axis = 0; axis < 3; ++axis) {
+        const auto first = pos.begin() + axis * n;
+        const auto [lo, hi] = std::minmax_element(first, first + n);
+        ranges[axis] = Range(*lo, *hi);
+      }
+    }
+    const int64_t after = p.first_token + p.num_tokens;
+    MROPE_ASSIGN_OR_RETURN(const std::vector<Out> next, Positions<Out>(seq, after, after + 1));
+    const bool has_grid = s.kind == SpanKind::kImage || s.kind == SpanKind::kVideo ||
+                          s.kind == SpanKind::kAudioInVideo;
+    const bool has_seconds = s.kind == SpanKind::kVideo || s.kind == SpanKind::kAudioInVideo;
+    std::string kind = KindText(s);
+    if (s.kind == SpanKind::kAudio || s.kind == SpanKind::kAudioInVideo) {
+      absl::StrAppend(&kind, " ", s.audio_tokens, " aud");
+    }
+    out += absl::StrFormat(
+        "  %-4d %-22s %-13s %-11s %-9s %-7s %-17s %-17s %-17s %s\n", i, kind,
+        Range(p.first_token, after - 1), has_grid ? GridText(s.grid) : "-",
+        has_grid ? GridText(p.merged_grid) : "-",
+        has_seconds ? Num(s.seconds_per_grid) : "-", ranges[0], ranges[1], ranges[2],
+        next[0] == next[1] && next[1] == next[2]
+            ? Num(next[0])
+            : absl::StrCat("(", Num(next[0]), ", ", Num(next[1]), ", ", Num(next[2]), ")"));
+    if (s.kind == SpanKind::kVideo) {
+      const int64_t frame_tokens = p.merged_grid.h * p.merged_grid.w;
+      const int64_t frames = std::min<int64_t>(p.merged_grid.t, kMaxFramesListed);
+      std::vector<std::string> times;
+      for (int64_t k = 0; k < frames && media_begin + k * frame_tokens < media_end; ++k) {
+        const int64_t token = media_begin + k * frame_tokens;
+        MROPE_ASSIGN_OR_RETURN(const std::vector<Out> t, Positions<Out>(seq, token, token + 1));
+        times.push_back(Num(t[0]));
+      }
+      if (p.merged_grid.t > frames) times.push_back("...");
+      absl::StrAppend(&out, "         t of each temporal grid: ", absl::StrJoin(times, ", "),
+                      "\n");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The model parameters that shape video and audio time positions.
+std::string TimeScale(const ModelConfig& config) {
+  switch (config.family) {
+    case ModelFamily::kQwen2_5Vl:
+      return absl::StrCat(
+          " (video t = ",
+          config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst
+              ? "k * trunc(s/grid) * "
+              : "trunc(k * s/grid * ",
+          config.tokens_per_second,
+          config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst ? "" : ")",
+          " for temporal grid k)");
+    case ModelFamily::kQwen2_5Omni:
+    case ModelFamily::kQwen3Omni:
+      return absl::StrCat(" (", config.position_id_per_seconds, " positions per second)");
+    case ModelFamily::kQwen2Vl:
+    case ModelFamily::kQwen3Vl:
+      break;
+  }
+  return "";
+}
+
+template <typename Out>
+absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& plan) {
+  std::string out = absl::StrCat(ModelFamilyName(config.family), TimeScale(config), ": ",
+                                 plan.batch_size, plan.batch_size == 1 ? " row" : " rows", " of ",
+                                 plan.seq_len, " columns\n");
+  if (plan.text_only_path) {
+    out += "no image or video grid in the batch: HF numbers tokens cumsum(mask) - 1\n";
+  }
+  out += "  tokens: the span's token indices, start/end markers included\n"
+         "  t, h, w: position ranges of its media tokens (markers excluded)\n"
+         "  next: the position of the token after the span\n";
+  for (int64_t row = 0; row < plan.batch_size; ++row) {
+    const SequencePositions& seq = plan.rows[row];
+    const Out decode_at = static_cast<Out>(static_cast<double>(plan.decode_offsets[row]) +
+                                           plan.decode_deltas[row]);
+    absl::StrAppend(&out, "\nrow ", row, ": ", seq.num_tokens(), " tokens",
+                    seq.num_tokens() < plan.seq_len
+                        ? absl::StrCat(" + ", plan.seq_len - seq.num_tokens(), " padding")
+                        : "",
+                    ", max position ", Num(static_cast<Out>(seq.max_position())),
+                    ", mrope_position_delta ", Num(static_cast<Out>(plan.deltas[row])),
+                    ", generation continues at ", Num(decode_at), "\n");
+    MROPE_RETURN_IF_ERROR(ExplainRow<Out>(seq, out));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ExplainPlan(const ModelConfig& config, const BatchPlan& plan) {
+  if (plan.float_positions) return Explain<float>(config, plan);
+  return Explain<int64_t>(config, plan);
+}
+
+}  // namespace mrope

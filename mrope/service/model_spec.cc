@@ -1,0 +1,294 @@
+#include "mrope/service/model_spec.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "mrope/common/json.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/rotary/rope_config.h"
+#include "mrope/service/textproto.h"
+
+namespace mrope {
+namespace {
+
+using ::google::protobuf::Value;
+
+// Rotary parameters of the published checkpoints (tests/golden/README.md).
+RopeParameters QwenRope(double theta, std::vector<int32_t> sections, bool interleaved) {
+  RopeParameters rope;
+  rope.head_dim = 128;
+  rope.scaling.type = RopeType::kDefault;
+  rope.scaling.rotary_dim = 128;
+  rope.scaling.theta = theta;
+  rope.mrope_section = std::move(sections);
+  rope.mrope_interleaved = interleaved;
+  return rope;
+}
+
+RopeParameters PresetRope(ModelFamily family) {
+  switch (family) {
+    case ModelFamily::kQwen3Vl:
+      return QwenRope(5e6, {24, 20, 20}, true);
+    case ModelFamily::kQwen3Omni:
+      return QwenRope(1e6, {24, 20, 20}, true);
+    case ModelFamily::kQwen2Vl:
+    case ModelFamily::kQwen2_5Vl:
+    case ModelFamily::kQwen2_5Omni:
+      break;
+  }
+  return QwenRope(1e6, {16, 24, 24}, false);
+}
+
+// Where a config.json keeps what mrope reads.
+struct HfLayout {
+  ModelFamily family;
+  const Value* root;    // ids, time scales (the thinker config for Omni)
+  std::string root_path;  // "" or "thinker_config."
+};
+
+absl::StatusOr<HfLayout> LocateHfLayout(const Value& config) {
+  MROPE_ASSIGN_OR_RETURN(const Value* type_value, GetField(config, "model_type", "config"));
+  MROPE_ASSIGN_OR_RETURN(std::string model_type, AsString(*type_value, "model_type"));
+  struct Entry {
+    absl::string_view model_type;
+    ModelFamily family;
+    bool thinker_inside;  // ids live in thinker_config
+  };
+  static constexpr Entry kEntries[] = {
+      {"qwen2_vl", ModelFamily::kQwen2Vl, false},
+      {"qwen2_5_vl", ModelFamily::kQwen2_5Vl, false},
+      {"qwen3_vl", ModelFamily::kQwen3Vl, false},
+      {"qwen3_vl_moe", ModelFamily::kQwen3Vl, false},
+      {"qwen2_5_omni", ModelFamily::kQwen2_5Omni, true},
+      {"qwen2_5_omni_thinker", ModelFamily::kQwen2_5Omni, false},
+      {"qwen3_omni_moe", ModelFamily::kQwen3Omni, true},
+      {"qwen3_omni_moe_thinker", ModelFamily::kQwen3Omni, false},
+  };
+  for (const Entry& entry : kEntries) {
+    if (entry.model_type != model_type) continue;
+    if (!entry.thinker_inside) return HfLayout{entry.family, &config, ""};
+    MROPE_ASSIGN_OR_RETURN(const Value* thinker, GetField(config, "thinker_config", "config"));
+    if (thinker->kind_case() != Value::kStructValue) {
+      return absl::InvalidArgumentError("thinker_config: expected an object");
+    }
+    return HfLayout{entry.family, thinker, "thinker_config."};
+  }
+  std::vector<std::string> known;
+  for (const Entry& entry : kEntries) known.emplace_back(entry.model_type);
+  return absl::InvalidArgumentError(
+      absl::StrCat("model_type '", model_type, "' is not a supported model; supported: ",
+                   absl::StrJoin(known, ", ")));
+}
+
+// Reads the token id `<name>_token_id` (or HF's alias `<name>_token_index`).
+absl::StatusOr<int64_t> ReadTokenId(const HfLayout& layout, absl::string_view name,
+                                    ModelFamily family) {
+  for (absl::string_view suffix : {"_token_id", "_token_index"}) {
+    const std::string key = absl::StrCat(name, suffix);
+    if (const Value* v = FindField(*layout.root, key)) {
+      return AsInt64(*v, absl::StrCat(layout.root_path, key));
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("missing required field '", layout.root_path,
+                                                 name, "_token_id' (or ", name,
+                                                 "_token_index) for ", ModelFamilyName(family)));
+}
+
+absl::StatusOr<double> ReadDouble(const Value& object, absl::string_view path_prefix,
+                                  absl::string_view key, std::optional<double> fallback,
+                                  ModelFamily family) {
+  if (const Value* v = FindField(object, key)) return AsDouble(*v, absl::StrCat(path_prefix, key));
+  if (fallback.has_value()) return *fallback;
+  return absl::InvalidArgumentError(absl::StrCat("missing required field '", path_prefix, key,
+                                                 "' for ", ModelFamilyName(family)));
+}
+
+absl::Status PrefixError(const absl::Status& status, absl::string_view prefix) {
+  if (status.ok() || prefix.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+}
+
+absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
+  const ModelFamily family = layout.family;
+  ModelConfig config;
+  config.family = family;
+  SpecialTokens& ids = config.tokens;
+  MROPE_ASSIGN_OR_RETURN(ids.image, ReadTokenId(layout, "image", family));
+  MROPE_ASSIGN_OR_RETURN(ids.video, ReadTokenId(layout, "video", family));
+  MROPE_ASSIGN_OR_RETURN(ids.vision_start, ReadTokenId(layout, "vision_start", family));
+  MROPE_ASSIGN_OR_RETURN(ids.vision_end, ReadTokenId(layout, "vision_end", family));
+  const bool omni = family == ModelFamily::kQwen2_5Omni || family == ModelFamily::kQwen3Omni;
+  if (omni) {
+    MROPE_ASSIGN_OR_RETURN(ids.audio, ReadTokenId(layout, "audio", family));
+    MROPE_ASSIGN_OR_RETURN(ids.audio_start, ReadTokenId(layout, "audio_start", family));
+    MROPE_ASSIGN_OR_RETURN(ids.audio_end, ReadTokenId(layout, "audio_end", family));
+    // The transformers class default (25) is not Qwen3-Omni's (13): require the checkpoint's.
+    MROPE_ASSIGN_OR_RETURN(config.position_id_per_seconds,
+                           ReadDouble(*layout.root, layout.root_path, "position_id_per_seconds",
+                                      std::nullopt, family));
+    MROPE_ASSIGN_OR_RETURN(config.seconds_per_chunk,
+                           ReadDouble(*layout.root, layout.root_path, "seconds_per_chunk", 2.0,
+                                      family));
+  }
+  const std::string vision_path = absl::StrCat(layout.root_path, "vision_config.");
+  const Value* vision = FindField(*layout.root, "vision_config");
+  const Value empty;
+  if (vision == nullptr) vision = &empty;
+  if (const Value* v = FindField(*vision, "spatial_merge_size")) {
+    MROPE_ASSIGN_OR_RETURN(int64_t merge,
+                           AsInt64(*v, absl::StrCat(vision_path, "spatial_merge_size")));
+    if (merge < 1 || merge > 64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          vision_path, "spatial_merge_size must be in [1, 64], got ", merge));
+    }
+    config.spatial_merge_size = static_cast<int32_t>(merge);
+  }
+  if (family == ModelFamily::kQwen2_5Vl) {
+    // The transformers class default (4) is not the checkpoints' (2): require it.
+    MROPE_ASSIGN_OR_RETURN(config.tokens_per_second,
+                           ReadDouble(*vision, vision_path, "tokens_per_second", std::nullopt,
+                                      family));
+  }
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  return config;
+}
+
+absl::StatusOr<ModelFamily> FamilyFromProto(PositionParams::Family family) {
+  switch (family) {
+    case PositionParams::QWEN2_VL:
+      return ModelFamily::kQwen2Vl;
+    case PositionParams::QWEN2_5_VL:
+      return ModelFamily::kQwen2_5Vl;
+    case PositionParams::QWEN3_VL:
+      return ModelFamily::kQwen3Vl;
+    case PositionParams::QWEN2_5_OMNI:
+      return ModelFamily::kQwen2_5Omni;
+    case PositionParams::QWEN3_OMNI:
+      return ModelFamily::kQwen3Omni;
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("positions.family must be set to a model family, got ",
+                   PositionParams::Family_Name(family)));
+}
+
+absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
+  MROPE_ASSIGN_OR_RETURN(const ModelFamily family, FamilyFromProto(p.family()));
+  MROPE_ASSIGN_OR_RETURN(ModelConfig config, PresetConfig(ModelFamilyName(family)));
+  SpecialTokens& ids = config.tokens;
+  if (p.has_image_token_id()) ids.image = p.image_token_id();
+  if (p.has_video_token_id()) ids.video = p.video_token_id();
+  if (p.has_vision_start_token_id()) ids.vision_start = p.vision_start_token_id();
+  if (p.has_vision_end_token_id()) ids.vision_end = p.vision_end_token_id();
+  if (p.has_audio_token_id()) ids.audio = p.audio_token_id();
+  if (p.has_audio_start_token_id()) ids.audio_start = p.audio_start_token_id();
+  if (p.has_audio_end_token_id()) ids.audio_end = p.audio_end_token_id();
+  if (p.has_spatial_merge_size()) config.spatial_merge_size = p.spatial_merge_size();
+  if (p.has_tokens_per_second()) config.tokens_per_second = p.tokens_per_second();
+  if (p.has_position_id_per_seconds()) {
+    config.position_id_per_seconds = p.position_id_per_seconds();
+  }
+  if (p.has_seconds_per_chunk()) config.seconds_per_chunk = p.seconds_per_chunk();
+  config.video_time_rounding = p.video_time_rounding() == PositionParams::TRUNCATE_INTERVAL_FIRST
+                                   ? VideoTimeRounding::kTruncateIntervalFirst
+                                   : VideoTimeRounding::kScaleThenTruncate;
+  config.convention =
+      p.convention() == PositionParams::VLLM ? Convention::kVllm : Convention::kHfTransformers;
+  MROPE_RETURN_IF_ERROR(PrefixError(ValidateModelConfig(config), "positions"));
+  return config;
+}
+
+absl::StatusOr<RopeParameters> RopeFromProto(const RopeParams& rope) {
+  // The proto's fields are HF's keys, so its JSON is a flattened HF rope config: one parser,
+  // one set of defaults and checks.
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  const auto printed = google::protobuf::util::MessageToJsonString(rope, &json, options);
+  if (!printed.ok()) {
+    return absl::InternalError(absl::StrCat("rope: ", std::string(printed.message())));
+  }
+  MROPE_ASSIGN_OR_RETURN(const Value value, ParseJson(json));
+  auto params = ParseRopeParameters(value);
+  if (!params.ok()) return PrefixError(params.status(), "rope");
+  return params;
+}
+
+}  // namespace
+
+absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
+  ModelSpec spec;
+  spec.name = std::string(name);
+  MROPE_ASSIGN_OR_RETURN(spec.positions, PresetConfig(name));
+  spec.rope = PresetRope(spec.positions.family);
+  return spec;
+}
+
+absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
+  if (config.kind_case() != Value::kStructValue) {
+    return absl::InvalidArgumentError("config: expected a JSON object");
+  }
+  MROPE_ASSIGN_OR_RETURN(const HfLayout layout, LocateHfLayout(config));
+  ModelSpec spec;
+  spec.name = config.struct_value().fields().at("model_type").string_value();
+  MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromHfConfig(layout));
+  const Value* text = FindField(*layout.root, "text_config");
+  const std::string text_path =
+      text != nullptr ? absl::StrCat(layout.root_path, "text_config") : layout.root_path;
+  auto rope = ParseRopeParameters(text != nullptr ? *text : *layout.root);
+  if (!rope.ok()) {
+    return PrefixError(rope.status(), absl::StripSuffix(text_path, "."));
+  }
+  spec.rope = *std::move(rope);
+  return spec;
+}
+
+absl::StatusOr<ModelSpec> LoadModelSpec(const std::string& preset_or_path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(preset_or_path, error)) {
+    return LoadModelSpec((std::filesystem::path(preset_or_path) / "config.json").string());
+  }
+  if (!std::filesystem::is_regular_file(preset_or_path, error)) {
+    auto preset = PresetModelSpec(preset_or_path);
+    if (preset.ok()) return preset;
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", preset_or_path, "' is neither a config file nor a preset (",
+                     preset.status().message(), ")"));
+  }
+  MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(preset_or_path));
+  absl::StatusOr<ModelSpec> spec;
+  if (IsTextprotoPath(preset_or_path)) {
+    ModelParams params;
+    MROPE_RETURN_IF_ERROR(ParseTextproto(text, preset_or_path, params));
+    spec = ModelSpecFromProto(params);
+  } else {
+    MROPE_ASSIGN_OR_RETURN(const Value json, ParseJson(text));
+    spec = ModelSpecFromHfConfig(json);
+  }
+  if (!spec.ok()) return PrefixError(spec.status(), preset_or_path);
+  if (spec->name.empty() || !IsTextprotoPath(preset_or_path)) spec->name = preset_or_path;
+  return spec;
+}
+
+absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {
+  ModelSpec spec;
+  spec.name = params.name();
+  MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromProto(params.positions()));
+  if (params.has_rope()) {
+    MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromProto(params.rope()));
+  }
+  return spec;
+}
+
+}  // namespace mrope

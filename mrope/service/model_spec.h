@@ -1,0 +1,58 @@
+#ifndef MROPE_SERVICE_MODEL_SPEC_H_
+#define MROPE_SERVICE_MODEL_SPEC_H_
+
+// A model as mrope serves it: its position parameters (mrope/positions/model_config.h) plus,
+// optionally, its rotary parameters (mrope/rotary/rope_params.h) for cos/sin. Built from a
+// built-in preset, from the model's own HF config.json, or from the ModelParams proto.
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/struct.pb.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/rotary/rope_params.h"
+#include "proto/mrope.pb.h"
+
+namespace mrope {
+
+struct ModelSpec {
+  std::string name;  // preset name, config path or model_type: used in messages and tables
+  ModelConfig positions;
+  std::optional<RopeParameters> rope;  // absent: positions only, no cos/sin
+};
+
+// The presets of PresetConfig (mrope/positions/model_config.h) with the published checkpoints'
+// rotary parameters (tests/golden/README.md): head_dim 128; theta 1e6 and blocked [16, 24, 24]
+// (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni); theta 5e6 (Qwen3-VL) or 1e6 (Qwen3-Omni) with
+// interleaved [24, 20, 20].
+absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
+
+// A model's HF config.json, as published on the Hub, picked by its `model_type`:
+//   qwen2_vl, qwen2_5_vl          ids at top level, vision_config.spatial_merge_size,
+//                                 vision_config.tokens_per_second (Qwen2.5-VL, required), rope
+//                                 keys at top level or in text_config
+//   qwen3_vl, qwen3_vl_moe        ids at top level, rope keys in text_config
+//   qwen2_5_omni, qwen3_omni_moe  everything under thinker_config (or a bare *_thinker config):
+//                                 ids (`*_token_index` or `*_token_id`), position_id_per_seconds
+//                                 (required), seconds_per_chunk, vision_config, text_config
+// Token ids are required (either HF spelling: image_token_id or image_token_index);
+// spatial_merge_size defaults to 2 and seconds_per_chunk to 2, as in HF's config classes. The
+// rotary keys are read by ParseRopeParameters (mrope/rotary/rope_config.h). Unknown keys are
+// ignored; a missing required key is InvalidArgument naming its path. The video time rounding
+// is SCALE_THEN_TRUNCATE and the convention HF; callers override them afterwards if needed.
+absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const google::protobuf::Value& config);
+
+// `preset_or_path`: an existing file is read as an HF config.json (or, for .textproto / .txtpb /
+// .pbtxt, as a ModelParams textproto), a directory as its config.json (a downloaded
+// checkpoint); otherwise it must be a preset name.
+absl::StatusOr<ModelSpec> LoadModelSpec(const std::string& preset_or_path);
+
+// From the proto: starts from the family's preset and applies the set
+// fields; `rope` is parsed with HF's defaults when present.
+absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params);
+
+}  // namespace mrope
+
+#endif  // MROPE_SERVICE_MODEL_SPEC_H_

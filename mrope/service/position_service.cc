@@ -1,0 +1,203 @@
+#include "mrope/service/position_service.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/positions/sequence_positions.h"
+#include "mrope/rotary/apply.h"
+#include "mrope/rotary/rope_params.h"
+#include "mrope/service/proto_convert.h"
+
+namespace mrope {
+namespace {
+
+// Deltas in the output type. Integer types are only reached for integer positions (Fill
+// refuses float32 positions for them), where deltas are integers within the positions' range.
+template <typename Out>
+std::vector<Out> Converted(const std::vector<double>& values) {
+  return std::vector<Out>(values.begin(), values.end());
+}
+
+// Positions [3][B][W] of tokens [begin, end) of every row.
+template <typename Out>
+absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const PositionLimits& limits,
+                        std::vector<Out>& out) {
+  if (window.begin < 0 || window.end <= window.begin) {
+    return absl::InvalidArgumentError(absl::StrCat("window [", window.begin, ", ", window.end,
+                                                   ") must have 0 <= begin < end"));
+  }
+  const int64_t b = plan.batch_size;
+  const int64_t w = window.end - window.begin;
+  if (w > limits.max_tokens_per_row || w * b > limits.max_total_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "window of ", w, " tokens x ", b, " rows exceeds max_tokens_per_row = ",
+        limits.max_tokens_per_row, " or max_total_tokens = ", limits.max_total_tokens));
+  }
+  out.resize(3 * b * w);
+  for (int64_t row = 0; row < b; ++row) {
+    Out* t = out.data() + row * w;
+    auto status = plan.rows[row].Fill<Out>(window.begin, window.end, {t, t + b * w, t + 2 * b * w});
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("row ", row, ": ", status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// cos/sin [tokens][pairs] of planar positions [3][tokens].
+template <typename Out>
+absl::Status FillCosSin(const RopeParameters& rope, const std::vector<Out>& planar,
+                        PositionResult<Out>& result) {
+  const int64_t tokens = planar.size() / 3;
+  // The rotary math takes integer positions; float32 ones must be integral.
+  std::vector<int64_t> widened;
+  const void* data = planar.data();
+  bool is_int64 = std::is_same<Out, int64_t>::value;
+  if (std::is_floating_point<Out>::value) {
+    widened.reserve(planar.size());
+    for (size_t i = 0; i < planar.size(); ++i) {
+      const double p = static_cast<double>(planar[i]);
+      if (p != std::trunc(p)) {
+        return absl::UnimplementedError(absl::StrCat(
+            "cos_sin: position ", p, " is fractional; mrope's cos/sin take integer positions"));
+      }
+      widened.push_back(static_cast<int64_t>(p));
+    }
+    data = widened.data();
+    is_int64 = true;
+  }
+  // HF evaluates dynamic / LongRoPE frequencies at the sequence length max(position) + 1.
+  const double max_position =
+      planar.empty() ? 0 : static_cast<double>(*std::max_element(planar.begin(), planar.end()));
+  MROPE_ASSIGN_OR_RETURN(const RotarySpec spec,
+                         BuildRotarySpec(rope, RotaryLayout::kNeox,
+                                         static_cast<int64_t>(max_position) + 1));
+  PositionsView view;
+  view.data = data;
+  view.is_int64 = is_int64;
+  view.num_tokens = tokens;
+  view.axis_stride = tokens;
+  MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> cos_sin, ComputeCosSin(spec, view));
+  result.num_pairs = spec.rotary_dim / 2;
+  result.cos.resize(cos_sin.size());
+  result.sin.resize(cos_sin.size());
+  for (size_t i = 0; i < cos_sin.size(); ++i) {
+    result.cos[i] = cos_sin[i].cos;
+    result.sin[i] = cos_sin[i].sin;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PositionService> PositionService::Create(ModelSpec spec, PositionLimits limits) {
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(spec.positions));
+  if (spec.rope.has_value()) MROPE_RETURN_IF_ERROR(ValidateRopeParameters(*spec.rope));
+  const bool float_positions = PolicyFor(spec.positions).float_positions;
+  return PositionService(std::move(spec), limits, float_positions);
+}
+
+absl::StatusOr<BatchPlan> PositionService::Plan(const Prompt& prompt) const {
+  const bool has_batch = prompt.batch.batch_size > 0;
+  const bool has_sequences = !prompt.sequences.empty();
+  if (has_batch == has_sequences) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a prompt needs either a batch of token ids or explicit sequences, got ",
+                     has_batch ? "both" : "neither"));
+  }
+  if (has_batch) return PlanBatch(spec_.positions, prompt.batch, limits_);
+  return PlanSequences(spec_.positions, prompt.sequences, limits_);
+}
+
+template <typename Out>
+absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
+                                                          const OutputOptions& options) const {
+  if (options.cos_sin && !spec_.rope.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cos_sin needs rotary parameters, and model '", spec_.name, "' has none"));
+  }
+  PositionResult<Out> result;
+  const int64_t b = plan.batch_size;
+  if (options.window.has_value()) {
+    MROPE_RETURN_IF_ERROR(FillWindow(plan, *options.window, limits_, result.position_ids));
+    const int64_t w = options.window->end - options.window->begin;
+    if (options.layout == OutputLayout::kPacked) {
+      result.shape = {3, b * w};
+      for (int64_t row = 0; row <= b; ++row) result.cu_seqlens.push_back(row * w);
+    } else {
+      result.shape = {3, b, w};
+    }
+  } else if (options.layout == OutputLayout::kPacked) {
+    MROPE_ASSIGN_OR_RETURN(PackedPositions<Out> packed, PackSequences<Out>(plan.rows, limits_));
+    result.shape = {3, packed.total_tokens};
+    result.position_ids = std::move(packed.positions);
+    result.cu_seqlens = std::move(packed.cu_seqlens);
+  } else {
+    MROPE_RETURN_IF_ERROR(FillBatch(plan, result.position_ids));
+    result.shape = {3, b, plan.seq_len};
+  }
+  result.mrope_position_deltas = Converted<Out>(plan.deltas);
+  result.rope_deltas = Converted<Out>(plan.decode_deltas);
+  if (options.decode_steps != 0) {
+    MROPE_RETURN_IF_ERROR(FillDecode(plan, options.decode_steps, result.decode_position_ids));
+    result.decode_steps = options.decode_steps;
+  }
+  if (options.cos_sin) MROPE_RETURN_IF_ERROR(FillCosSin(*spec_.rope, result.position_ids, result));
+  return result;
+}
+
+template <typename Out>
+absl::StatusOr<PositionResult<Out>> PositionService::Compute(const Prompt& prompt,
+                                                             const OutputOptions& options) const {
+  MROPE_ASSIGN_OR_RETURN(const BatchPlan plan, Plan(prompt));
+  return Fill<Out>(plan, options);
+}
+
+absl::StatusOr<PositionResponse> PositionService::Handle(const PositionRequest& request) const {
+  MROPE_ASSIGN_OR_RETURN(const Prompt prompt, PromptFromProto(request));
+  MROPE_ASSIGN_OR_RETURN(const OutputOptions options, OutputOptionsFromProto(request.options()));
+  PositionOptions::OutputType type = request.options().output_type();
+  if (type == PositionOptions::AUTO) {
+    type = float_positions_ ? PositionOptions::FLOAT32 : PositionOptions::INT64;
+  }
+  switch (type) {
+    case PositionOptions::INT64: {
+      MROPE_ASSIGN_OR_RETURN(auto result, Compute<int64_t>(prompt, options));
+      return ResponseFromResult(result, type);
+    }
+    case PositionOptions::INT32: {
+      MROPE_ASSIGN_OR_RETURN(auto result, Compute<int32_t>(prompt, options));
+      return ResponseFromResult(result, type);
+    }
+    case PositionOptions::FLOAT32: {
+      MROPE_ASSIGN_OR_RETURN(auto result, Compute<float>(prompt, options));
+      return ResponseFromResult(result, type);
+    }
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("options.output_type: unknown value ", static_cast<int>(type)));
+}
+
+template absl::StatusOr<PositionResult<int64_t>> PositionService::Fill<int64_t>(
+    const BatchPlan&, const OutputOptions&) const;
+template absl::StatusOr<PositionResult<int32_t>> PositionService::Fill<int32_t>(
+    const BatchPlan&, const OutputOptions&) const;
+template absl::StatusOr<PositionResult<float>> PositionService::Fill<float>(
+    const BatchPlan&, const OutputOptions&) const;
+template absl::StatusOr<PositionResult<int64_t>> PositionService::Compute<int64_t>(
+    const Prompt&, const OutputOptions&) const;
+template absl::StatusOr<PositionResult<int32_t>> PositionService::Compute<int32_t>(
+    const Prompt&, const OutputOptions&) const;
+template absl::StatusOr<PositionResult<float>> PositionService::Compute<float>(
+    const Prompt&, const OutputOptions&) const;
+
+}  // namespace mrope

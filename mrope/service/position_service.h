@@ -1,0 +1,131 @@
+#ifndef MROPE_SERVICE_POSITION_SERVICE_H_
+#define MROPE_SERVICE_POSITION_SERVICE_H_
+
+// PositionService: M-RoPE positions (and optionally their cos/sin) for one model, built once and
+// then shared by any number of threads. It holds no mutable state; every method is const.
+//
+//   auto service = PositionService::Create(*PresetModelSpec("qwen2_5_vl"));
+//   Prompt prompt;
+//   prompt.batch = ...;  // token ids + grids, as HF processors give them
+//   auto result = service->Compute<int64_t>(prompt, OutputOptions());
+//   // result->position_ids is [3][B][L]; result->mrope_position_deltas is [B].
+//
+// Underneath is mrope/positions (PlanBatch, SequencePositions); Handle() is the same over the
+// mrope.PositionRequest / mrope.PositionResponse protos (proto/mrope.proto).
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mrope/positions/batch.h"
+#include "mrope/positions/limits.h"
+#include "mrope/positions/span.h"
+#include "mrope/service/model_spec.h"
+#include "proto/mrope.pb.h"
+
+namespace mrope {
+
+// A prompt: a padded batch of token ids + media (HF processor outputs), or explicit spans, one
+// span list per sequence. Exactly one of the two is given.
+//
+// Explicit sequences follow the per-request convention (as vLLM): each sequence's delta is
+// against its own length, decode continues at its length + delta, and in the padded layout the
+// sequences are right-aligned (left padding) with padding slots holding 0.
+struct Prompt {
+  PromptBatch batch;  // batch_size == 0: not given
+  std::vector<std::vector<Span>> sequences;
+};
+
+// Token indices [begin, end) of every row's own tokens (padding removed), as a runtime serving
+// that row as one request sees them. Indices at or beyond a row's length n are decode steps:
+// index + the row's own delta (SequencePositions::delta()) on every axis. This equals
+// decode_position_ids (n + k + delta) except for HF text-only batches with padding, where HF
+// counts the padding in the maximum (tests/golden/README.md, quirk 5).
+struct TokenWindow {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+enum class OutputLayout {
+  kPadded,  // [3][B][L], or [3][B][W] for a window of W tokens
+  kPacked,  // [3][total], padding dropped, with cu_seqlens (FlashAttention varlen layout)
+};
+
+struct OutputOptions {
+  OutputLayout layout = OutputLayout::kPadded;
+  std::optional<TokenWindow> window;  // absent: the whole prompt
+  int64_t decode_steps = 0;           // also the next decode_steps positions of every row
+  bool cos_sin = false;               // also cos/sin (needs the spec's rotary parameters)
+};
+
+// Positions in the output type Out (int64_t, int32_t or float). int32 refuses values above
+// INT32_MAX and integer types refuse fractional values (Qwen3-Omni), naming the value.
+template <typename Out>
+struct PositionResult {
+  std::vector<int64_t> shape;  // of position_ids: {3, B, L}, {3, B, W} or {3, total}
+  std::vector<Out> position_ids;
+  std::vector<int64_t> cu_seqlens;          // packed: {0, n0, n0 + n1, ...}
+  std::vector<Out> mrope_position_deltas;   // [B]: get_rope_index's second return
+  std::vector<Out> rope_deltas;             // [B]: what generation adds to the cache position
+  int64_t decode_steps = 0;
+  std::vector<Out> decode_position_ids;     // [3][B][decode_steps]
+  // cos_sin: cos and sin [tokens][num_pairs] of the tokens of position_ids (row-major over
+  // shape[1..]), num_pairs = rotary_dim / 2, axis map and attention scaling applied.
+  int32_t num_pairs = 0;
+  std::vector<float> cos;
+  std::vector<float> sin;
+};
+
+class PositionService {
+ public:
+  // Validates the spec (ids, scales, rotary parameters) once.
+  static absl::StatusOr<PositionService> Create(ModelSpec spec, PositionLimits limits = {});
+
+  const ModelSpec& spec() const { return spec_; }
+  const PositionLimits& limits() const { return limits_; }
+  // True for Qwen3-Omni: positions are float32 values (request float output).
+  bool float_positions() const { return float_positions_; }
+
+  // Plans the prompt's positions (O(spans) memory); Fill then writes any window of them. A
+  // runtime doing chunked prefill plans once and fills each chunk.
+  absl::StatusOr<BatchPlan> Plan(const Prompt& prompt) const;
+
+  template <typename Out>
+  absl::StatusOr<PositionResult<Out>> Fill(const BatchPlan& plan,
+                                           const OutputOptions& options) const;
+
+  // Plan + Fill.
+  template <typename Out>
+  absl::StatusOr<PositionResult<Out>> Compute(const Prompt& prompt,
+                                              const OutputOptions& options) const;
+
+  // The same over protos: output_type AUTO is INT64, or FLOAT32 when float_positions().
+  absl::StatusOr<PositionResponse> Handle(const PositionRequest& request) const;
+
+ private:
+  PositionService(ModelSpec spec, PositionLimits limits, bool float_positions)
+      : spec_(std::move(spec)), limits_(limits), float_positions_(float_positions) {}
+
+  ModelSpec spec_;
+  PositionLimits limits_;
+  bool float_positions_;
+};
+
+extern template absl::StatusOr<PositionResult<int64_t>> PositionService::Fill<int64_t>(
+    const BatchPlan&, const OutputOptions&) const;
+extern template absl::StatusOr<PositionResult<int32_t>> PositionService::Fill<int32_t>(
+    const BatchPlan&, const OutputOptions&) const;
+extern template absl::StatusOr<PositionResult<float>> PositionService::Fill<float>(
+    const BatchPlan&, const OutputOptions&) const;
+extern template absl::StatusOr<PositionResult<int64_t>> PositionService::Compute<int64_t>(
+    const Prompt&, const OutputOptions&) const;
+extern template absl::StatusOr<PositionResult<int32_t>> PositionService::Compute<int32_t>(
+    const Prompt&, const OutputOptions&) const;
+extern template absl::StatusOr<PositionResult<float>> PositionService::Compute<float>(
+    const Prompt&, const OutputOptions&) const;
+
+}  // namespace mrope
+
+#endif  // MROPE_SERVICE_POSITION_SERVICE_H_

@@ -1,0 +1,185 @@
+#include "mrope/service/proto_convert.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mrope/common/status_macros.h"
+
+namespace mrope {
+namespace {
+
+Grid GridFromProto(const GridThw& g) { return {g.t(), g.h(), g.w()}; }
+
+// Rows of one length L, flattened row-major.
+absl::StatusOr<std::vector<int64_t>> FlattenRows(
+    const google::protobuf::RepeatedPtrField<TokenRow>& rows, int64_t length,
+    absl::string_view path) {
+  std::vector<int64_t> flat;
+  flat.reserve(rows.size() * length);
+  for (int i = 0; i < rows.size(); ++i) {
+    if (rows[i].ids_size() != length) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, "[", i, "] has ", rows[i].ids_size(), " entries, expected ", length,
+          " (rows are padded to one length; attention_mask marks the padding)"));
+    }
+    flat.insert(flat.end(), rows[i].ids().begin(), rows[i].ids().end());
+  }
+  return flat;
+}
+
+absl::StatusOr<PromptBatch> BatchFromProto(const PromptInputs& inputs) {
+  PromptBatch batch;
+  batch.batch_size = inputs.input_ids_size();
+  batch.seq_len = inputs.input_ids(0).ids_size();
+  MROPE_ASSIGN_OR_RETURN(batch.input_ids,
+                         FlattenRows(inputs.input_ids(), batch.seq_len, "inputs.input_ids"));
+  if (inputs.attention_mask_size() != 0) {
+    if (inputs.attention_mask_size() != inputs.input_ids_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("inputs.attention_mask has ", inputs.attention_mask_size(),
+                       " rows, input_ids has ", inputs.input_ids_size()));
+    }
+    MROPE_ASSIGN_OR_RETURN(
+        batch.attention_mask,
+        FlattenRows(inputs.attention_mask(), batch.seq_len, "inputs.attention_mask"));
+  }
+  MediaInputs& media = batch.media;
+  for (const GridThw& g : inputs.image_grid_thw()) media.image_grid_thw.push_back(GridFromProto(g));
+  for (const GridThw& g : inputs.video_grid_thw()) media.video_grid_thw.push_back(GridFromProto(g));
+  media.second_per_grid_ts.assign(inputs.second_per_grid_ts().begin(),
+                                  inputs.second_per_grid_ts().end());
+  media.video_second_per_grid.assign(inputs.video_second_per_grid().begin(),
+                                     inputs.video_second_per_grid().end());
+  media.audio_feature_lengths.assign(inputs.audio_feature_lengths().begin(),
+                                     inputs.audio_feature_lengths().end());
+  media.use_audio_in_video = inputs.use_audio_in_video();
+  return batch;
+}
+
+absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path) {
+  const float seconds = s.has_seconds_per_grid() ? s.seconds_per_grid() : 1.0f;
+  Span span;
+  switch (s.kind()) {
+    case PromptSpan::TEXT:
+      span = Span::Text(s.text_tokens());
+      break;
+    case PromptSpan::IMAGE:
+      span = Span::Image(GridFromProto(s.grid()));
+      break;
+    case PromptSpan::VIDEO:
+      span = Span::Video(GridFromProto(s.grid()), seconds);
+      break;
+    case PromptSpan::AUDIO:
+      span = Span::Audio(s.audio_tokens());
+      break;
+    case PromptSpan::AUDIO_IN_VIDEO:
+      span = Span::AudioInVideo(GridFromProto(s.grid()), seconds, s.audio_tokens());
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".kind: unknown span kind ", static_cast<int>(s.kind())));
+  }
+  span.closed = !s.open();
+  return span;
+}
+
+template <typename Out>
+void SetValues(const std::vector<Out>& values, std::vector<int64_t> shape,
+               PositionArray& array) {
+  array.mutable_shape()->Add(shape.begin(), shape.end());
+  if (std::is_same<Out, int64_t>::value) {
+    for (Out v : values) array.add_int64_values(static_cast<int64_t>(v));
+  } else if (std::is_same<Out, int32_t>::value) {
+    for (Out v : values) array.add_int32_values(static_cast<int32_t>(v));
+  } else {
+    for (Out v : values) array.add_float_values(static_cast<float>(v));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request) {
+  const bool has_inputs = request.inputs().input_ids_size() > 0;
+  const bool has_sequences = request.sequences_size() > 0;
+  if (has_inputs == has_sequences) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a request needs either inputs.input_ids or sequences, got ",
+                     has_inputs ? "both" : "neither"));
+  }
+  Prompt prompt;
+  if (has_inputs) {
+    MROPE_ASSIGN_OR_RETURN(prompt.batch, BatchFromProto(request.inputs()));
+    return prompt;
+  }
+  for (int i = 0; i < request.sequences_size(); ++i) {
+    const SpanSequence& sequence = request.sequences(i);
+    std::vector<Span> spans;
+    for (int j = 0; j < sequence.spans_size(); ++j) {
+      MROPE_ASSIGN_OR_RETURN(
+          Span span, SpanFromProto(sequence.spans(j), absl::StrCat("sequences[", i, "].spans[", j, "]")));
+      spans.push_back(span);
+    }
+    prompt.sequences.push_back(std::move(spans));
+  }
+  return prompt;
+}
+
+absl::StatusOr<OutputOptions> OutputOptionsFromProto(const PositionOptions& options) {
+  OutputOptions out;
+  switch (options.layout()) {
+    case PositionOptions::PADDED:
+      out.layout = OutputLayout::kPadded;
+      break;
+    case PositionOptions::PACKED:
+      out.layout = OutputLayout::kPacked;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.layout: unknown value ", static_cast<int>(options.layout())));
+  }
+  if (options.has_window_begin() != options.has_window_end()) {
+    return absl::InvalidArgumentError(
+        "options.window_begin and options.window_end must be given together");
+  }
+  if (options.has_window_begin()) {
+    out.window = TokenWindow{options.window_begin(), options.window_end()};
+  }
+  out.decode_steps = options.decode_steps();
+  out.cos_sin = options.cos_sin();
+  return out;
+}
+
+template <typename Out>
+PositionResponse ResponseFromResult(const PositionResult<Out>& result,
+                                    PositionOptions::OutputType type) {
+  PositionResponse response;
+  response.set_output_type(type);
+  SetValues(result.position_ids, result.shape, *response.mutable_position_ids());
+  response.mutable_cu_seqlens()->Add(result.cu_seqlens.begin(), result.cu_seqlens.end());
+  const int64_t b = result.mrope_position_deltas.size();
+  SetValues(result.mrope_position_deltas, {b}, *response.mutable_mrope_position_deltas());
+  SetValues(result.rope_deltas, {b}, *response.mutable_rope_deltas());
+  if (result.decode_steps > 0) {
+    SetValues(result.decode_position_ids, {3, b, result.decode_steps},
+              *response.mutable_decode_position_ids());
+  }
+  if (result.num_pairs > 0) {
+    std::vector<int64_t> shape(result.shape.begin() + 1, result.shape.end());
+    shape.push_back(result.num_pairs);
+    SetValues(result.cos, shape, *response.mutable_cos());
+    SetValues(result.sin, shape, *response.mutable_sin());
+  }
+  return response;
+}
+
+template PositionResponse ResponseFromResult<int64_t>(const PositionResult<int64_t>&,
+                                                      PositionOptions::OutputType);
+template PositionResponse ResponseFromResult<int32_t>(const PositionResult<int32_t>&,
+                                                      PositionOptions::OutputType);
+template PositionResponse ResponseFromResult<float>(const PositionResult<float>&,
+                                                    PositionOptions::OutputType);
+
+}  // namespace mrope

@@ -1,0 +1,247 @@
+// Runs the `mrope` binary: golden cases of all six model keys, requests against presets and
+// config.json files, every output format, the other commands, and errors (non-zero exit with
+// the message on stderr).
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "mrope/common/json.h"
+#include "proto/mrope.pb.h"
+
+namespace mrope {
+namespace {
+
+using ::google::protobuf::Value;
+using ::google::protobuf::util::MessageDifferencer;
+using ::testing::HasSubstr;
+
+constexpr char kBinary[] = "mrope/cli/mrope";
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string TmpPath(const std::string& name) { return std::string(std::getenv("TEST_TMPDIR")) + "/" + name; }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  return buffer.str();
+}
+
+// Runs `mrope <args>` (a shell word list; may end in "< file").
+CliRun RunMrope(const std::string& args) {
+  const std::string out = TmpPath("stdout"), err = TmpPath("stderr");
+  const std::string command = absl::StrCat(kBinary, " ", args, " > ", out, " 2> ", err);
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = ReadAll(out);
+  run.err = ReadAll(err);
+  return run;
+}
+
+Value Json(const std::string& text) {
+  auto value = ParseJson(text);
+  EXPECT_TRUE(value.ok()) << value.status() << "\n" << text.substr(0, 200);
+  return value.ok() ? *value : Value();
+}
+
+Value GoldenOutputs(const std::string& path) {
+  auto doc = ReadJsonFile(path);
+  EXPECT_TRUE(doc.ok()) << doc.status();
+  return *FindField(*doc, "outputs");
+}
+
+void ExpectSameField(const Value& got, const Value& want, const std::string& key) {
+  const Value* a = FindField(got, key);
+  const Value* b = FindField(want, key);
+  ASSERT_NE(a, nullptr) << key;
+  ASSERT_NE(b, nullptr) << key;
+  EXPECT_TRUE(MessageDifferencer::Equals(*a, *b)) << key;
+}
+
+TEST(CliTest, GoldenCasesOfEveryModel) {
+  for (const char* model : {"qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_vllm", "qwen3_vl",
+                            "qwen2_5_omni", "qwen3_omni"}) {
+    int cases = 0;
+    for (const char* file : {"case_004.json", "case_014.json", "case_026.json", "case_046.json"}) {
+      const std::string path = absl::StrCat("tests/golden/", model, "/", file);
+      if (!std::ifstream(path)) continue;  // numbering has gaps
+      SCOPED_TRACE(path);
+      ++cases;
+      const CliRun run = RunMrope("positions --golden " + path);
+      ASSERT_EQ(run.exit_code, 0) << run.err;
+      EXPECT_TRUE(run.err.empty()) << run.err;
+      EXPECT_TRUE(MessageDifferencer::Equals(Json(run.out), GoldenOutputs(path)));
+    }
+    EXPECT_GE(cases, 3) << model;
+  }
+}
+
+// A case without `outputs`, and config.video_time_rounding choosing the rounding.
+TEST(CliTest, GoldenCaseWithoutOutputsAndRoundingOverride) {
+  auto doc = ReadJsonFile("tests/golden/qwen2_5_vl/case_026.json");
+  ASSERT_TRUE(doc.ok());
+  auto& fields = *doc->mutable_struct_value()->mutable_fields();
+  fields.erase("outputs");
+  (*fields["config"].mutable_struct_value()->mutable_fields())["video_time_rounding"]
+      .set_string_value("scale_then_truncate");
+  std::string text;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(*doc, &text).ok());
+  std::ofstream(TmpPath("case.json")) << text;
+  const CliRun run = RunMrope("positions --golden=" + TmpPath("case.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // One unpadded row: vLLM's outputs are HF's with scale-then-truncate.
+  EXPECT_TRUE(MessageDifferencer::Equals(
+      Json(run.out), GoldenOutputs("tests/golden/qwen2_5_vl_vllm/case_026.json")));
+}
+
+TEST(CliTest, GoldenErrors) {
+  std::ofstream(TmpPath("malformed.json")) << "{\"model\": \"qwen2_vl\", \"inputs\": [1,";
+  CliRun run = RunMrope("positions --golden=" + TmpPath("malformed.json"));
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.err, HasSubstr("malformed JSON"));
+  EXPECT_TRUE(run.out.empty());
+
+  std::ofstream(TmpPath("family.json")) << R"({"model": "qwen9_vl", "inputs": {"input_ids": [[1]]}})";
+  run = RunMrope("positions --golden=" + TmpPath("family.json"));
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.err, HasSubstr("unknown preset 'qwen9_vl'"));
+
+  run = RunMrope("positions --golden=" + TmpPath("no_such_case.json"));
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.err, HasSubstr("no_such_case.json"));
+}
+
+// --config + --request: a golden case file is a valid request; presets and config.json agree.
+TEST(CliTest, RequestsAgainstPresetsAndConfigFiles) {
+  const std::string path = "tests/golden/qwen2_vl/case_008.json";  // 3 padded rows
+  const Value want = GoldenOutputs(path);
+  for (const std::string config :
+       {"qwen2_vl", "examples/configs/Qwen2-VL-7B-Instruct.json"}) {
+    SCOPED_TRACE(config);
+    const CliRun run = RunMrope("positions --config=" + config + " --request=" + path);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const Value got = Json(run.out);
+    ExpectSameField(got, want, "position_ids");
+    ExpectSameField(got, want, "mrope_position_deltas");
+  }
+  // HF v4's video time rounding needs the qwen2_5_vl_hf preset (or --video_time_rounding).
+  const std::string video = "tests/golden/qwen2_5_vl/case_026.json";
+  for (const std::string flags : {"--config=qwen2_5_vl_hf",
+                                  "--config=examples/configs/Qwen2.5-VL-7B-Instruct.json "
+                                  "--video_time_rounding=truncate_interval_first"}) {
+    SCOPED_TRACE(flags);
+    const CliRun run = RunMrope("positions " + flags + " --request=" + video);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    ExpectSameField(Json(run.out), GoldenOutputs(video), "position_ids");
+  }
+  // stdin.
+  const CliRun run = RunMrope("positions --config=qwen2_vl --request=- < " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectSameField(Json(run.out), want, "position_ids");
+}
+
+TEST(CliTest, OutputFormats) {
+  const std::string path = "tests/golden/qwen3_vl/case_006.json";  // I1x48x2, one row
+  auto ids = AsInt64Array(*FindField(GoldenOutputs(path), "position_ids"), "position_ids");
+  ASSERT_TRUE(ids.ok());
+  const std::string request = " --config=qwen3_vl --request=" + path;
+
+  CliRun run = RunMrope("positions" + request + " --format=int32 --output=" + TmpPath("pos.bin"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string bytes = ReadAll(TmpPath("pos.bin"));
+  ASSERT_EQ(bytes.size(), ids->size() * sizeof(int32_t));
+  for (size_t i = 0; i < ids->size(); ++i) {
+    int32_t v;
+    std::memcpy(&v, bytes.data() + i * sizeof(v), sizeof(v));
+    ASSERT_EQ(v, (*ids)[i]) << i;
+  }
+  run = RunMrope("positions" + request + " --format=int64 --output=" + TmpPath("pos64.bin"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ReadAll(TmpPath("pos64.bin")).size(), ids->size() * sizeof(int64_t));
+
+  run = RunMrope("positions" + request + " --format=textproto");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  PositionResponse response;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(run.out, &response));
+  EXPECT_EQ(response.output_type(), PositionOptions::INT64);
+  EXPECT_EQ(std::vector<int64_t>(response.position_ids().int64_values().begin(),
+                                 response.position_ids().int64_values().end()),
+            *ids);
+
+  run = RunMrope("positions" + request + " --format=int32");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.err, HasSubstr("--format=int32 writes binary: give --output=FILE"));
+  run = RunMrope("positions" + request + " --format=yaml");
+  EXPECT_THAT(run.err, HasSubstr("--format must be json, textproto, int32 or int64"));
+}
+
+TEST(CliTest, ExplainTablesAndRotary) {
+  CliRun run = RunMrope("explain --golden=tests/golden/qwen2_5_vl/case_026.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("t of each temporal grid: 4, 8, 12"));
+  run = RunMrope("explain --config=qwen2_5_vl --request=tests/golden/qwen2_5_vl/case_026.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("t of each temporal grid: 4, 9, 14"));  // scale-then-truncate
+
+  run = RunMrope("tables --config=qwen3_vl --positions=0,12:3:4");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("mrope_section [24, 20, 20] interleaved"));
+  EXPECT_THAT(run.out, HasSubstr("cos@12:3:4"));
+  run = RunMrope("tables --config=qwen2_vl --positions=7 --format=json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Value tables = Json(run.out);
+  auto axes = AsInt64Array(*FindField(tables, "axis_map"), "axis_map");
+  ASSERT_TRUE(axes.ok());
+  ASSERT_EQ(axes->size(), 64u);
+  EXPECT_EQ((*axes)[15], 0);
+  EXPECT_EQ((*axes)[16], 1);
+  EXPECT_EQ((*axes)[40], 2);
+  run = RunMrope("tables --config=qwen2_vl --positions=1:x");
+  EXPECT_THAT(run.err, HasSubstr("--positions: '1:x' is not T or T:H:W"));
+
+  run = RunMrope("rotary --golden=tests/golden/rotary_qwen3_vl/case_001.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(FindField(Json(run.out), "q_rot"), nullptr);
+}
+
+TEST(CliTest, UsageErrors) {
+  CliRun run = RunMrope("");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("expected exactly one command"));
+  run = RunMrope("position --golden=x");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("unknown command 'position'"));
+  run = RunMrope("positions --request=x.json");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("--config is required"));
+  run = RunMrope("positions --config=qwen2_vl");
+  EXPECT_THAT(run.err, HasSubstr("--request is required"));
+  run = RunMrope("positions --config=qwen2_vl --request=x --golden=y");
+  EXPECT_THAT(run.err, HasSubstr("--golden takes the model and the prompt from the case"));
+  run = RunMrope("positions --config=qwen5 --request=x");
+  EXPECT_THAT(run.err, HasSubstr("'qwen5' is neither a config file nor a preset"));
+  run = RunMrope("positions --config=qwen2_5_vl --convention=sglang --request=x");
+  EXPECT_THAT(run.err, HasSubstr("--convention must be hf or vllm"));
+  run = RunMrope("--help");
+  EXPECT_THAT(run.out + run.err, HasSubstr("usage: mrope <command> [flags]"));
+}
+
+}  // namespace
+}  // namespace mrope

@@ -1,0 +1,70 @@
+// The explain table of golden prompts: spans, grids, ranges and where generation continues.
+
+#include "mrope/service/explain.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/service/position_service.h"
+#include "mrope/service/proto_convert.h"
+#include "tests/service/service_testing.h"
+
+namespace mrope {
+namespace {
+
+using ::mrope::testing::ReadGoldenCase;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
+std::string Explain(const std::string& model, const std::string& file) {
+  const testing::GoldenServiceCase c = ReadGoldenCase(model, file);
+  auto service = PositionService::Create(c.model);
+  EXPECT_TRUE(service.ok()) << service.status();
+  auto prompt = PromptFromProto(c.request);
+  EXPECT_TRUE(prompt.ok()) << prompt.status();
+  auto plan = service->Plan(*prompt);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  auto table = ExplainPlan(c.model.positions, *plan);
+  EXPECT_TRUE(table.ok()) << table.status();
+  return table.ok() ? *table : "";
+}
+
+// tests/golden/README.md quirk 1: `T3 V16x2x2@2.5s T3` under HF v4 steps t by 2 * 2 = 4, the
+// video ends at 64, <vision_end> at 65, text 66..68, delta +45, decode at 69.
+TEST(ExplainTest, Qwen2_5VlVideoTimeSteps) {
+  const std::string table = Explain("qwen2_5_vl", "case_026.json");
+  EXPECT_THAT(table, HasSubstr("qwen2_5_vl (video t = k * trunc(s/grid) * 2 for temporal grid k)"));
+  EXPECT_THAT(table, HasSubstr("row 0: 24 tokens, max position 68, mrope_position_delta 45, "
+                               "generation continues at 69"));
+  EXPECT_THAT(table, ContainsRegex("1 +video +3\\.\\.20 +16x2x2 +16x1x1 +2\\.5 +4\\.\\.64 +4 +4 +66"));
+  EXPECT_THAT(table, HasSubstr("t of each temporal grid: 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, "
+                               "44, 48, 52, 56, 60, 64"));
+  EXPECT_THAT(table, ContainsRegex("2 +text +21\\.\\.23 .* 66\\.\\.68 +66\\.\\.68 +66\\.\\.68 +69"));
+}
+
+// vLLM's scale-then-truncate on the same inputs steps by 5 (README quirk 1).
+TEST(ExplainTest, VllmScaleThenTruncate) {
+  const std::string table = Explain("qwen2_5_vl_vllm", "case_026.json");
+  EXPECT_THAT(table, HasSubstr("video t = trunc(k * s/grid * 2)"));
+  EXPECT_THAT(table, HasSubstr("t of each temporal grid: 4, 9, 14, 19, 24"));
+}
+
+// A prompt ending inside an image block: the block is open and decode continues on all axes.
+TEST(ExplainTest, OpenBlockAndPadding) {
+  const std::string table = Explain("qwen3_vl", "case_000.json");
+  EXPECT_THAT(table, HasSubstr("image (open)"));
+  const std::string padded = Explain("qwen2_vl", "case_008.json");
+  EXPECT_THAT(padded, HasSubstr("3 rows of 103 columns"));
+  EXPECT_THAT(padded, HasSubstr("row 0: 36 tokens + 67 padding"));
+}
+
+// Qwen3-Omni positions print as float32 values.
+TEST(ExplainTest, FloatPositions) {
+  const std::string table = Explain("qwen3_omni", "case_018.json");
+  EXPECT_THAT(table, HasSubstr("t of each temporal grid: 12.0, 29.333334, 46.666668"));
+  EXPECT_THAT(table, HasSubstr("generation continues at 52.666668"));
+}
+
+}  // namespace
+}  // namespace mrope

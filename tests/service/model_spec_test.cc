@@ -1,0 +1,309 @@
+// Model configuration: presets, the published HF config.json files (examples/configs) and the
+// ModelParams proto give the expected token ids, time scales and rotary parameters; missing
+// required keys are errors naming them.
+
+#include "mrope/service/model_spec.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/common/json.h"
+#include "mrope/service/textproto.h"
+
+namespace mrope {
+namespace {
+
+using ::google::protobuf::Value;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kConfigDir[] = "examples/configs/";
+
+Value ReadConfig(const std::string& name) {
+  auto doc = ReadJsonFile(kConfigDir + name);
+  EXPECT_TRUE(doc.ok()) << doc.status();
+  return doc.ok() ? *doc : Value();
+}
+
+// Removes `path` (dot-separated object keys) from `doc`.
+void Erase(Value& doc, const std::vector<std::string>& path) {
+  Value* object = &doc;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    object = &(*object->mutable_struct_value()->mutable_fields())[path[i]];
+  }
+  object->mutable_struct_value()->mutable_fields()->erase(path.back());
+}
+
+void ExpectQwenVisionIds(const ModelConfig& config) {
+  EXPECT_EQ(config.tokens.image, 151655);
+  EXPECT_EQ(config.tokens.video, 151656);
+  EXPECT_EQ(config.tokens.vision_start, 151652);
+  EXPECT_EQ(config.tokens.vision_end, 151653);
+  EXPECT_EQ(config.spatial_merge_size, 2);
+}
+
+void ExpectRope(const ModelSpec& spec, double theta, std::vector<int32_t> sections,
+                bool interleaved) {
+  ASSERT_TRUE(spec.rope.has_value());
+  EXPECT_EQ(spec.rope->head_dim, 128);
+  EXPECT_EQ(spec.rope->scaling.rotary_dim, 128);
+  EXPECT_EQ(spec.rope->scaling.type, RopeType::kDefault);
+  EXPECT_EQ(spec.rope->scaling.theta, theta);
+  EXPECT_EQ(spec.rope->mrope_section, sections);
+  EXPECT_EQ(spec.rope->mrope_interleaved, interleaved);
+}
+
+TEST(HfConfigTest, Qwen2Vl) {
+  auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen2-VL-7B-Instruct.json"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name, "qwen2_vl");
+  EXPECT_EQ(spec->positions.family, ModelFamily::kQwen2Vl);
+  ExpectQwenVisionIds(spec->positions);
+  // head_dim = hidden_size / num_attention_heads = 3584 / 28.
+  ExpectRope(*spec, 1e6, {16, 24, 24}, false);
+}
+
+TEST(HfConfigTest, Qwen2_5Vl) {
+  auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen2.5-VL-7B-Instruct.json"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->positions.family, ModelFamily::kQwen2_5Vl);
+  ExpectQwenVisionIds(spec->positions);
+  EXPECT_EQ(spec->positions.tokens_per_second, 2);
+  EXPECT_EQ(spec->positions.video_time_rounding, VideoTimeRounding::kScaleThenTruncate);
+  EXPECT_EQ(spec->positions.convention, Convention::kHfTransformers);
+  ExpectRope(*spec, 1e6, {16, 24, 24}, false);
+}
+
+TEST(HfConfigTest, Qwen3Vl) {
+  auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen3-VL-8B-Instruct.json"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->positions.family, ModelFamily::kQwen3Vl);
+  ExpectQwenVisionIds(spec->positions);
+  ExpectRope(*spec, 5e6, {24, 20, 20}, true);
+}
+
+TEST(HfConfigTest, Qwen2_5Omni) {
+  auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen2.5-Omni-7B.json"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const ModelConfig& c = spec->positions;
+  EXPECT_EQ(c.family, ModelFamily::kQwen2_5Omni);
+  ExpectQwenVisionIds(c);  // image/video from *_token_index
+  EXPECT_EQ(c.tokens.audio, 151646);
+  EXPECT_EQ(c.tokens.audio_start, 151647);
+  EXPECT_EQ(c.tokens.audio_end, 151648);
+  EXPECT_EQ(c.position_id_per_seconds, 25);
+  EXPECT_EQ(c.seconds_per_chunk, 2);
+  ExpectRope(*spec, 1e6, {16, 24, 24}, false);
+}
+
+TEST(HfConfigTest, Qwen3Omni) {
+  auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen3-Omni-30B-A3B-Instruct.json"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const ModelConfig& c = spec->positions;
+  EXPECT_EQ(c.family, ModelFamily::kQwen3Omni);
+  ExpectQwenVisionIds(c);
+  EXPECT_EQ(c.tokens.audio, 151675);
+  EXPECT_EQ(c.tokens.audio_start, 151669);
+  EXPECT_EQ(c.tokens.audio_end, 151670);
+  EXPECT_EQ(c.position_id_per_seconds, 13);
+  ExpectRope(*spec, 1e6, {24, 20, 20}, true);
+}
+
+// Each published config gives the same positions parameters as the family's preset.
+TEST(HfConfigTest, MatchesPresets) {
+  const std::pair<const char*, const char*> kPairs[] = {
+      {"Qwen2-VL-7B-Instruct.json", "qwen2_vl"},
+      {"Qwen2.5-VL-7B-Instruct.json", "qwen2_5_vl"},
+      {"Qwen3-VL-8B-Instruct.json", "qwen3_vl"},
+      {"Qwen2.5-Omni-7B.json", "qwen2_5_omni"},
+      {"Qwen3-Omni-30B-A3B-Instruct.json", "qwen3_omni"},
+  };
+  for (const auto& [file, preset_name] : kPairs) {
+    SCOPED_TRACE(file);
+    auto spec = ModelSpecFromHfConfig(ReadConfig(file));
+    auto preset = PresetModelSpec(preset_name);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    ASSERT_TRUE(preset.ok()) << preset.status();
+    const ModelConfig& a = spec->positions;
+    const ModelConfig& b = preset->positions;
+    EXPECT_EQ(a.family, b.family);
+    EXPECT_EQ(a.tokens.image, b.tokens.image);
+    EXPECT_EQ(a.tokens.audio, b.tokens.audio);
+    EXPECT_EQ(a.tokens.audio_start, b.tokens.audio_start);
+    EXPECT_EQ(a.tokens.audio_end, b.tokens.audio_end);
+    EXPECT_EQ(a.spatial_merge_size, b.spatial_merge_size);
+    EXPECT_EQ(a.tokens_per_second, b.tokens_per_second);
+    EXPECT_EQ(a.position_id_per_seconds, b.position_id_per_seconds);
+    EXPECT_EQ(a.seconds_per_chunk, b.seconds_per_chunk);
+    ASSERT_TRUE(preset->rope.has_value());
+    ExpectRope(*spec, preset->rope->scaling.theta, preset->rope->mrope_section,
+               preset->rope->mrope_interleaved);
+  }
+}
+
+TEST(HfConfigTest, MissingRequiredFieldsAreNamed) {
+  struct Case {
+    const char* file;
+    std::vector<std::string> path;
+    const char* message;
+  };
+  const Case kCases[] = {
+      {"Qwen2-VL-7B-Instruct.json", {"image_token_id"}, "'image_token_id' (or image_token_index)"},
+      {"Qwen2-VL-7B-Instruct.json", {"rope_theta"}, "'rope_theta'"},
+      {"Qwen2-VL-7B-Instruct.json", {"model_type"}, "model_type"},
+      {"Qwen2.5-VL-7B-Instruct.json",
+       {"vision_config", "tokens_per_second"},
+       "'vision_config.tokens_per_second' for qwen2_5_vl"},
+      {"Qwen3-VL-8B-Instruct.json", {"text_config", "rope_theta"}, "text_config: "},
+      {"Qwen2.5-Omni-7B.json",
+       {"thinker_config", "audio_token_index"},
+       "'thinker_config.audio_token_id' (or audio_token_index)"},
+      {"Qwen2.5-Omni-7B.json",
+       {"thinker_config", "position_id_per_seconds"},
+       "'thinker_config.position_id_per_seconds' for qwen2_5_omni"},
+      {"Qwen3-Omni-30B-A3B-Instruct.json", {"thinker_config"}, "thinker_config"},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.message);
+    Value doc = ReadConfig(c.file);
+    Erase(doc, c.path);
+    auto spec = ModelSpecFromHfConfig(doc);
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(spec.status().message()), HasSubstr(c.message));
+  }
+}
+
+TEST(HfConfigTest, OptionalFieldsTakeHfDefaults) {
+  Value doc = ReadConfig("Qwen2.5-Omni-7B.json");
+  Erase(doc, {"thinker_config", "seconds_per_chunk"});
+  Erase(doc, {"thinker_config", "vision_config", "spatial_merge_size"});
+  auto spec = ModelSpecFromHfConfig(doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->positions.seconds_per_chunk, 2);
+  EXPECT_EQ(spec->positions.spatial_merge_size, 2);
+}
+
+TEST(HfConfigTest, RefusesUnknownModelTypeAndBadValues) {
+  auto doc = ParseJson(R"({"model_type": "llava"})");
+  ASSERT_TRUE(doc.ok());
+  auto spec = ModelSpecFromHfConfig(*doc);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("model_type 'llava' is not a supported model; supported: qwen2_vl"));
+
+  Value config = ReadConfig("Qwen2-VL-7B-Instruct.json");
+  (*config.mutable_struct_value()->mutable_fields())["video_token_id"].set_number_value(151655);
+  spec = ModelSpecFromHfConfig(config);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("video_token_id and image_token_id are both 151655"));
+}
+
+TEST(PresetTest, EveryPresetHasRotaryParameters) {
+  for (const char* name : {"qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm",
+                           "qwen3_vl", "qwen2_5_omni", "qwen3_omni"}) {
+    SCOPED_TRACE(name);
+    auto spec = PresetModelSpec(name);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->name, name);
+    ASSERT_TRUE(spec->rope.has_value());
+    EXPECT_TRUE(ValidateRopeParameters(*spec->rope).ok());
+  }
+  auto hf = PresetModelSpec("qwen2_5_vl_hf");
+  EXPECT_EQ(hf->positions.video_time_rounding, VideoTimeRounding::kTruncateIntervalFirst);
+  EXPECT_FALSE(PresetModelSpec("qwen4_vl").ok());
+}
+
+TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
+  ModelParams params;
+  ASSERT_TRUE(ParseTextproto(R"pb(
+                               name: "custom"
+                               positions {
+                                 family: QWEN2_5_VL
+                                 tokens_per_second: 4
+                                 video_time_rounding: TRUNCATE_INTERVAL_FIRST
+                                 convention: VLLM
+                               }
+                               rope {
+                                 head_dim: 64
+                                 rope_theta: 10000
+                                 mrope_section: [ 8, 12, 12 ]
+                               }
+                             )pb",
+                             "test", params)
+                  .ok());
+  auto spec = ModelSpecFromProto(params);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name, "custom");
+  ExpectQwenVisionIds(spec->positions);  // from the preset
+  EXPECT_EQ(spec->positions.tokens_per_second, 4);
+  EXPECT_EQ(spec->positions.video_time_rounding, VideoTimeRounding::kTruncateIntervalFirst);
+  EXPECT_EQ(spec->positions.convention, Convention::kVllm);
+  ASSERT_TRUE(spec->rope.has_value());
+  EXPECT_EQ(spec->rope->head_dim, 64);
+  EXPECT_EQ(spec->rope->scaling.rotary_dim, 64);
+  EXPECT_EQ(spec->rope->scaling.theta, 10000);
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
+}
+
+TEST(ProtoTest, ErrorsNameTheField) {
+  ModelParams params;
+  auto spec = ModelSpecFromProto(params);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("positions.family must be set to a model family"));
+
+  params.mutable_positions()->set_family(PositionParams::QWEN2_VL);
+  params.mutable_positions()->set_spatial_merge_size(0);
+  spec = ModelSpecFromProto(params);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("positions: spatial_merge_size must be in [1, 64], got 0"));
+
+  params.mutable_positions()->clear_spatial_merge_size();
+  params.mutable_rope()->set_head_dim(128);
+  spec = ModelSpecFromProto(params);
+  EXPECT_THAT(std::string(spec.status().message()), HasSubstr("rope: "));
+  EXPECT_THAT(std::string(spec.status().message()), HasSubstr("rope_theta"));
+}
+
+TEST(LoadModelSpecTest, PresetsFilesAndErrors) {
+  auto preset = LoadModelSpec("qwen3_vl");
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  EXPECT_EQ(preset->positions.family, ModelFamily::kQwen3Vl);
+
+  const std::string json_path = std::string(kConfigDir) + "Qwen3-VL-8B-Instruct.json";
+  auto json = LoadModelSpec(json_path);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(json->name, json_path);
+
+  const std::string checkpoint = std::string(std::getenv("TEST_TMPDIR")) + "/checkpoint";
+  std::filesystem::create_directories(checkpoint);
+  std::filesystem::copy_file(json_path, checkpoint + "/config.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  auto directory = LoadModelSpec(checkpoint);
+  ASSERT_TRUE(directory.ok()) << directory.status();
+  EXPECT_EQ(directory->positions.family, ModelFamily::kQwen3Vl);
+
+  const std::string textproto_path = std::string(std::getenv("TEST_TMPDIR")) + "/model.textproto";
+  std::ofstream(textproto_path) << "name: \"mine\"\npositions { family: QWEN3_OMNI }\n";
+  auto textproto = LoadModelSpec(textproto_path);
+  ASSERT_TRUE(textproto.ok()) << textproto.status();
+  EXPECT_EQ(textproto->name, "mine");
+  EXPECT_EQ(textproto->positions.family, ModelFamily::kQwen3Omni);
+  EXPECT_FALSE(textproto->rope.has_value());
+
+  std::ofstream(textproto_path) << "positions { family: QWEN9 }\n";
+  auto bad = LoadModelSpec(textproto_path);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("model.textproto:1:"));
+
+  auto missing = LoadModelSpec("no/such/config.json");
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("'no/such/config.json' is neither a config file nor a preset"));
+}
+
+}  // namespace
+}  // namespace mrope
