@@ -47,15 +47,21 @@ absl::Status TypeError(const Value& value, absl::string_view path, absl::string_
 }
 
 // Walks a nested array depth-first, checking that it is rectangular, and calls `leaf` on every
-// scalar in row-major order.
+// scalar in row-major order. The first scalar fixes the rank: `shape` is then complete.
 template <typename Leaf>
 absl::Status WalkNested(const Value& value, const std::string& path, size_t depth,
-                        std::vector<int64_t>& shape, Leaf&& leaf) {
+                        std::vector<int64_t>& shape, bool& rank_fixed, Leaf&& leaf) {
   if (value.kind_case() != Value::kListValue) {
     if (depth < shape.size()) return TypeError(value, path, "array");
+    rank_fixed = true;
     return leaf(value, path);
   }
   const auto& items = value.list_value().values();
+  if (depth == shape.size() && rank_fixed) {
+    // Fuzzer finding (tests/regression/json_regression_test.cc): [[1, 2, [3]]] read as [1, 3, 1]
+    // with 3 values; a shape must describe every value.
+    return TypeError(value, path, "a number (the array is not rectangular)");
+  }
   if (depth == shape.size()) {
     // First time this depth is reached: it fixes the dimension (only along the first path).
     shape.push_back(items.size());
@@ -64,8 +70,8 @@ absl::Status WalkNested(const Value& value, const std::string& path, size_t dept
                                                    shape[depth], " items, got ", items.size()));
   }
   for (int i = 0; i < items.size(); ++i) {
-    MROPE_RETURN_IF_ERROR(
-        WalkNested(items[i], absl::StrCat(path, "[", i, "]"), depth + 1, shape, leaf));
+    MROPE_RETURN_IF_ERROR(WalkNested(items[i], absl::StrCat(path, "[", i, "]"), depth + 1, shape,
+                                     rank_fixed, leaf));
   }
   return absl::OkStatus();
 }
@@ -165,9 +171,10 @@ absl::StatusOr<std::vector<int64_t>> AsInt64Array(const Value& value, absl::stri
                                                   std::vector<int64_t>* shape) {
   std::vector<int64_t> out;
   std::vector<int64_t> dims;
+  bool rank_fixed = false;
   if (value.kind_case() != Value::kListValue) return TypeError(value, path, "array");
   MROPE_RETURN_IF_ERROR(WalkNested(
-      value, std::string(path), 0, dims, [&](const Value& leaf, const std::string& at) {
+      value, std::string(path), 0, dims, rank_fixed, [&](const Value& leaf, const std::string& at) {
         MROPE_ASSIGN_OR_RETURN(int64_t x, AsInt64(leaf, at));
         out.push_back(x);
         return absl::OkStatus();
@@ -180,9 +187,10 @@ absl::StatusOr<std::vector<float>> AsFloatArray(const Value& value, absl::string
                                                 std::vector<int64_t>* shape) {
   std::vector<float> out;
   std::vector<int64_t> dims;
+  bool rank_fixed = false;
   if (value.kind_case() != Value::kListValue) return TypeError(value, path, "array");
   MROPE_RETURN_IF_ERROR(WalkNested(
-      value, std::string(path), 0, dims, [&](const Value& leaf, const std::string& at) {
+      value, std::string(path), 0, dims, rank_fixed, [&](const Value& leaf, const std::string& at) {
         MROPE_ASSIGN_OR_RETURN(double x, AsDouble(leaf, at));
         out.push_back(static_cast<float>(x));
         return absl::OkStatus();

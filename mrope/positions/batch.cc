@@ -73,6 +73,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   const bool fp = policy.float_positions;
 
   BatchPlan plan;
+  plan.limits = limits;
   plan.batch_size = batch.batch_size;
   plan.seq_len = batch.seq_len;
   plan.float_positions = fp;
@@ -154,6 +155,7 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
         "sequences: ", b, " sequences exceed max_batch_rows = ", limits.max_batch_rows));
   }
   BatchPlan plan;
+  plan.limits = limits;
   plan.batch_size = b;
   plan.float_positions = PolicyFor(config).float_positions;
   plan.pad_value = 0;
@@ -220,16 +222,25 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
 
 template <typename Out>
 absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& out) {
-  if (steps < 0 || steps > PositionLimits().max_decode_steps) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("decode steps must be in [0, ", PositionLimits().max_decode_steps,
-                     "], got ", steps));
+  // Hardening (tests/regression/positions_regression_test.cc): this used the default limits,
+  // not the plan's, and did not bound B * steps, so one request could allocate 3 * 4096 * 2^24
+  // positions.
+  const PositionLimits& limits = plan.limits;
+  if (steps < 0 || steps > limits.max_decode_steps) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "decode steps must be in [0, max_decode_steps = ", limits.max_decode_steps, "], got ",
+        steps));
+  }
+  const int64_t b = plan.batch_size;
+  if (steps > 0 && b > limits.max_total_tokens / steps) {
+    return absl::InvalidArgumentError(absl::StrCat("decode positions of ", b, " rows x ", steps,
+                                                   " steps exceed max_total_tokens = ",
+                                                   limits.max_total_tokens));
   }
   if (std::is_integral<Out>::value && plan.float_positions) {
     return absl::InvalidArgumentError(
         "this model's positions are float32 (Qwen3-Omni); request float output");
   }
-  const int64_t b = plan.batch_size;
   out.resize(3 * b * steps);
   for (int64_t row = 0; row < b; ++row) {
     for (int64_t k = 0; k < steps; ++k) {

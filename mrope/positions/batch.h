@@ -46,6 +46,8 @@ struct BatchPlan {
   // position) or n (vLLM: the request length). Omni stores deltas - padding (rope_deltas).
   std::vector<double> decode_deltas;
   std::vector<int64_t> decode_offsets;
+  // What it was planned under; FillDecode bounds its output by them before allocating.
+  PositionLimits limits;
 };
 
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
@@ -63,7 +65,8 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
 template <typename Out>
 absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out);
 
-// Writes the positions of the next `steps` generated tokens, [3][B][steps].
+// Writes the positions of the next `steps` generated tokens, [3][B][steps]. Refuses steps over
+// plan.limits.max_decode_steps and B * steps over plan.limits.max_total_tokens.
 template <typename Out>
 absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& out);
 

@@ -105,8 +105,9 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
     return absl::InvalidArgumentError(absl::StrCat(
         "spatial_merge_size must be in [1, 64], got ", config.spatial_merge_size));
   }
-  // Bounded above so that no time index is infinite or NaN (0 * inf) on the way to the
-  // max_position check (hardening: a config.json scale of 1e300 gave NaN positions).
+  // Bounded above so that no time index is infinite or NaN on the way to the max_position
+  // check (hardening: Qwen3-Omni with position_id_per_seconds 1e300, inf in float32, wrote NaN
+  // positions, as frame 0's time is 0 * inf).
   const auto in_range = [](double x) { return x > 0 && x <= kMaxTimeScale; };
   if (!in_range(config.tokens_per_second)) {
     return absl::InvalidArgumentError(

@@ -98,8 +98,9 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
     const int64_t min_audio = span.kind == SpanKind::kAudioInVideo ? 1 : 0;
     if (span.audio_tokens < min_audio || span.audio_tokens > limits.max_grid_tokens) {
       return SpanError(index, span,
-                       absl::StrCat("audio_tokens must be in [", min_audio, ", ",
-                                    limits.max_grid_tokens, "], got ", span.audio_tokens));
+                       absl::StrCat("audio_tokens must be in [", min_audio,
+                                    ", max_grid_tokens = ", limits.max_grid_tokens, "], got ",
+                                    span.audio_tokens));
     }
   } else if (span.audio_tokens != 0) {
     // Fuzzer finding (tests/regression/positions_regression_test.cc): the planner counts
@@ -542,8 +543,9 @@ absl::StatusOr<PackedPositions<Out>> PackSequences(absl::Span<const SequencePosi
   for (const SequencePositions& seq : sequences) {
     packed.total_tokens += seq.num_tokens();
     if (packed.total_tokens > limits.max_total_tokens) {
-      return absl::InvalidArgumentError(absl::StrCat("packed sequences exceed max_total_tokens = ",
-                                                     limits.max_total_tokens));
+      return absl::InvalidArgumentError(
+          absl::StrCat("packed sequences have more than max_total_tokens = ",
+                       limits.max_total_tokens, " tokens (", packed.total_tokens, ")"));
     }
     packed.cu_seqlens.push_back(packed.total_tokens);
   }

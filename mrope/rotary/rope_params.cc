@@ -20,6 +20,11 @@ namespace {
 
 bool IsPositive(double x) { return std::isfinite(x) && x > 0.0; }
 
+// Fuzzer finding (tests/regression/rotary_regression_test.cc): the frequency base is rounded to
+// float32 (as torch does) for TorchPowf, which gives NaN above ~2.55e38 and converted inf / NaN
+// to int (undefined behaviour). Bases are now bounded by kMaxRopeBase.
+bool BaseInRange(double base) { return base <= kMaxRopeBase; }
+
 template <typename T>
 absl::Status Invalid(absl::string_view prefix, absl::string_view key, absl::string_view rule,
                      T value) {
@@ -59,6 +64,12 @@ absl::Status ValidateMethod(const RopeParameters& params, absl::string_view pref
     return absl::InvalidArgumentError(absl::StrCat("rotary_dim must be >= 4 for rope_type '",
                                                    RopeTypeName(s.type), "', got ", s.rotary_dim));
   }
+  if (s.type == RopeType::kNtk &&
+      !BaseInRange(NtkScaledTheta(s.theta, s.factor, s.rotary_dim))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rope_theta * ", prefix, "factor^(d / (d - 2)) = ",
+        NtkScaledTheta(s.theta, s.factor, s.rotary_dim), " exceeds ", kMaxRopeBase));
+  }
   if (UsesOriginalMax(s.type) && s.original_max_position_embeddings <= 0) {
     return Invalid(prefix, "original_max_position_embeddings", "> 0",
                    s.original_max_position_embeddings);
@@ -91,6 +102,35 @@ absl::Status ValidateMethod(const RopeParameters& params, absl::string_view pref
       break;
     default:
       break;
+  }
+  return absl::OkStatus();
+}
+
+// inv_freq with LongRoPE's per-pair factors `ext` (unused by the other methods); `params` must
+// have passed the checks above.
+std::vector<float> InvFreqWith(const RopeParameters& params, int64_t seq_len,
+                               const std::vector<float>& ext) {
+  const RopeScaling& s = params.scaling;
+  const bool longrope = s.type == RopeType::kLongRope;
+  std::vector<float> inv_freq(s.rotary_dim / 2);
+  for (int j = 0; j < static_cast<int>(inv_freq.size()); ++j) {
+    inv_freq[j] = ScaledInvFreq(s, j, seq_len, longrope ? ext[j] : 1.0f);
+  }
+  return inv_freq;
+}
+
+// Fuzzer finding (tests/regression/rotary_regression_test.cc): values that are valid doubles
+// can still overflow in float32 (a linear factor of 5e-312 is 0 as a float, so inv / factor =
+// inf, and cos/sin NaN). Every inverse frequency must be finite.
+absl::Status CheckFinite(const std::vector<float>& inv_freq, const RopeParameters& params,
+                         absl::string_view prefix) {
+  for (size_t j = 0; j < inv_freq.size(); ++j) {
+    if (!std::isfinite(inv_freq[j])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rope_type '", RopeTypeName(params.scaling.type), "' with rope_theta ",
+          params.scaling.theta, " and ", prefix, "factor ", params.scaling.factor,
+          " gives inv_freq[", j, "] = ", inv_freq[j], " (not finite in float32)"));
+    }
   }
   return absl::OkStatus();
 }
@@ -138,15 +178,25 @@ absl::Status ValidateRopeParameters(const RopeParameters& params,
     return Invalid("", "rotary_dim (int(head_dim * partial_rotary_factor))",
                    absl::StrCat("even and in [2, head_dim = ", params.head_dim, "]"), s.rotary_dim);
   }
-  if (!std::isfinite(s.theta) || s.theta <= 1.0) {
-    return Invalid("", "rope_theta", "a finite number > 1", s.theta);
+  if (!std::isfinite(s.theta) || s.theta <= 1.0 || !BaseInRange(s.theta)) {
+    return Invalid("", "rope_theta", absl::StrCat("a finite number > 1 and <= ", kMaxRopeBase),
+                   s.theta);
   }
   if (!IsPositive(params.attention_scaling)) {
     return Invalid(scaling_prefix, "attention_factor", "a finite number > 0",
                    params.attention_scaling);
   }
   MROPE_RETURN_IF_ERROR(ValidateMethod(params, scaling_prefix));
-  return BuildAxisMap(params).status();
+  MROPE_RETURN_IF_ERROR(BuildAxisMap(params).status());
+  // At seq_len 0 (dynamic NTK's base grows later; ComputeInvFreq checks it), with both of
+  // LongRoPE's factor lists.
+  MROPE_RETURN_IF_ERROR(
+      CheckFinite(InvFreqWith(params, 0, params.short_factor), params, scaling_prefix));
+  if (s.type == RopeType::kLongRope) {
+    MROPE_RETURN_IF_ERROR(
+        CheckFinite(InvFreqWith(params, 0, params.long_factor), params, scaling_prefix));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<AxisMap> BuildAxisMap(const RopeParameters& params) {
@@ -160,14 +210,20 @@ absl::StatusOr<std::vector<float>> ComputeInvFreq(const RopeParameters& params, 
   MROPE_RETURN_IF_ERROR(ValidateRopeParameters(params));
   if (seq_len < 0) return Invalid("", "seq_len", ">= 0", seq_len);
   const RopeScaling& s = params.scaling;
+  if (s.type == RopeType::kDynamic) {
+    // The dynamic NTK base grows with the sequence length (see BaseInRange).
+    const double base = DynamicNtkTheta(s.theta, s.factor, seq_len,
+                                        s.original_max_position_embeddings, s.rotary_dim);
+    if (!BaseInRange(base)) {
+      return absl::InvalidArgumentError(absl::StrCat("dynamic NTK base ", base, " at seq_len ",
+                                                     seq_len, " exceeds ", kMaxRopeBase));
+    }
+  }
   const std::vector<float>& ext =
       LongRopeUsesLongFactor(seq_len, s.original_max_position_embeddings) ? params.long_factor
                                                                           : params.short_factor;
-  const bool longrope = s.type == RopeType::kLongRope;
-  std::vector<float> inv_freq(s.rotary_dim / 2);
-  for (int j = 0; j < static_cast<int>(inv_freq.size()); ++j) {
-    inv_freq[j] = ScaledInvFreq(s, j, seq_len, longrope ? ext[j] : 1.0f);
-  }
+  std::vector<float> inv_freq = InvFreqWith(params, seq_len, ext);
+  MROPE_RETURN_IF_ERROR(CheckFinite(inv_freq, params, ""));
   return inv_freq;
 }
 

@@ -39,6 +39,10 @@ struct RopeParameters {
 absl::string_view RopeTypeName(RopeType type);
 absl::StatusOr<RopeType> RopeTypeFromName(absl::string_view name);
 
+// Largest frequency base (rope_theta, and the NTK / dynamic NTK scaled base) accepted: far
+// above published checkpoints (<= 1e8), far below where float32 pow breaks down (~2.5e38).
+inline constexpr double kMaxRopeBase = 1e30;
+
 // Validates every field the chosen method uses. Errors name the HF key; keys that live in
 // rope_scaling / rope_parameters are prefixed with `scaling_prefix` (e.g. "rope_scaling."), so a
 // message reads "rope_scaling.factor must be > 0, got -2".

@@ -1,0 +1,130 @@
+// Fuzz target: mrope.PositionRequest in all three encodings (JSON with the golden layout,
+// textproto, binary proto) through PositionService::Handle, for every preset model.
+//
+// Input: preset byte (% 7, kPresets), encoding byte (% 3: JSON, textproto, binary), then the
+// request. Properties checked on every handled request:
+//   * each returned array's shape matches its value count, in the resolved output type;
+//   * decode positions are [3][B][decode_steps] and cos/sin cover every returned position;
+//   * handling the same request again gives the same response, byte for byte (no state is kept
+//     between calls).
+
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "fuzz/fuzz_input.h"
+#include "mrope/service/model_spec.h"
+#include "mrope/service/position_service.h"
+#include "mrope/service/request_io.h"
+#include "proto/mrope.pb.h"
+
+namespace mrope {
+namespace fuzz {
+namespace {
+
+constexpr const char* kPresets[] = {"qwen2_vl",     "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm",
+                                    "qwen3_vl",     "qwen2_5_omni", "qwen3_omni"};
+
+int64_t Product(const PositionArray& array) {
+  return std::accumulate(array.shape().begin(), array.shape().end(), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+int64_t Count(const PositionArray& array, PositionOptions::OutputType type) {
+  switch (type) {
+    case PositionOptions::INT64:
+      return array.int64_values_size();
+    case PositionOptions::INT32:
+      return array.int32_values_size();
+    default:
+      return array.float_values_size();
+  }
+}
+
+void CheckArray(const PositionArray& array, PositionOptions::OutputType type, const char* name) {
+  FUZZ_CHECK(Product(array) == Count(array, type),
+             absl::StrCat(name, ": shape product ", Product(array), " for ", Count(array, type),
+                          " values"));
+}
+
+void CheckResponse(const PositionRequest& request, const PositionResponse& response) {
+  const PositionOptions::OutputType type = response.output_type();
+  FUZZ_CHECK(type == PositionOptions::INT64 || type == PositionOptions::INT32 ||
+                 type == PositionOptions::FLOAT32,
+             "unresolved output type");
+  CheckArray(response.position_ids(), type, "position_ids");
+  CheckArray(response.mrope_position_deltas(), type, "mrope_position_deltas");
+  CheckArray(response.rope_deltas(), type, "rope_deltas");
+  const int64_t rows = Count(response.mrope_position_deltas(), type);
+  const int64_t steps = request.options().decode_steps();
+  if (steps > 0) {
+    CheckArray(response.decode_position_ids(), type, "decode_position_ids");
+    FUZZ_CHECK(Count(response.decode_position_ids(), type) == 3 * rows * steps,
+               "decode_position_ids is not [3][B][decode_steps]");
+  }
+  if (request.options().cos_sin()) {
+    const int64_t tokens = Product(response.position_ids()) / 3;
+    const int64_t pairs = response.cos().shape_size() > 0
+                              ? response.cos().shape(response.cos().shape_size() - 1)
+                              : 0;
+    FUZZ_CHECK(response.cos().float_values_size() == tokens * pairs &&
+                   response.sin().float_values_size() == tokens * pairs,
+               absl::StrCat("cos/sin of ", response.cos().float_values_size(), " values for ",
+                            tokens, " tokens of ", pairs, " pairs"));
+  }
+}
+
+absl::StatusOr<PositionRequest> Decode(uint8_t encoding, absl::string_view bytes) {
+  switch (encoding % 3) {
+    case 0:
+      return PositionRequestFromJson(bytes);
+    case 1:
+      return PositionRequestFromTextproto(bytes);
+    default: {
+      PositionRequest request;
+      if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        return absl::InvalidArgumentError("not a binary PositionRequest");
+      }
+      return request;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fuzz
+}  // namespace mrope
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace ::mrope;
+  using namespace ::mrope::fuzz;
+  // One service per preset, created once: PositionService is immutable and shared by design.
+  static const auto* const services = [] {
+    auto* all = new std::vector<PositionService>();
+    for (const char* name : kPresets) {
+      auto spec = PresetModelSpec(name);
+      FUZZ_CHECK(spec.ok(), spec.status().ToString());
+      auto service = PositionService::Create(*spec);
+      FUZZ_CHECK(service.ok(), service.status().ToString());
+      all->push_back(*std::move(service));
+    }
+    return all;
+  }();
+  FuzzInput in(data, size);
+  const PositionService& service = (*services)[in.Byte() % services->size()];
+  const uint8_t encoding = in.Byte();
+  auto request = Decode(encoding, in.Rest());
+  if (!request.ok()) return 0;
+  auto response = service.Handle(*request);
+  if (!response.ok()) {
+    FUZZ_CHECK(!response.status().message().empty(), "error without a message");
+    return 0;
+  }
+  CheckResponse(*request, *response);
+  auto again = service.Handle(*request);
+  FUZZ_CHECK(again.ok() && again->SerializeAsString() == response->SerializeAsString(),
+             "the same request gave a different response");
+  return 0;
+}

@@ -1,0 +1,139 @@
+// PositionLimits (mrope/positions/limits.h): every limit is checked before the work it bounds
+// is allocated, and every refusal names the limit and the offending value.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/positions/batch.h"
+#include "mrope/positions/limits.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/positions/sequence_positions.h"
+#include "mrope/positions/span.h"
+
+namespace mrope {
+namespace {
+
+using ::testing::HasSubstr;
+
+ModelConfig Preset(const char* name) {
+  auto config = PresetConfig(name);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+// B rows of L text tokens.
+PromptBatch TextBatch(int64_t b, int64_t l) {
+  PromptBatch batch;
+  batch.batch_size = b;
+  batch.seq_len = l;
+  batch.input_ids.assign(b * l, 1000);
+  return batch;
+}
+
+std::string PlanError(const PromptBatch& batch, const PositionLimits& limits,
+                      const char* preset = "qwen2_vl") {
+  auto plan = PlanBatch(Preset(preset), batch, limits);
+  EXPECT_FALSE(plan.ok());
+  return plan.ok() ? "" : std::string(plan.status().message());
+}
+
+std::string CreateError(const std::vector<Span>& spans, const PositionLimits& limits,
+                        const char* preset = "qwen2_vl") {
+  auto seq = SequencePositions::Create(Preset(preset), spans, limits);
+  EXPECT_FALSE(seq.ok());
+  return seq.ok() ? "" : std::string(seq.status().message());
+}
+
+TEST(LimitsTest, DefaultsServe256kTokenPrompts) {
+  const PositionLimits limits;
+  EXPECT_GE(limits.max_tokens_per_row, 256 * 1024);
+  EXPECT_GE(limits.max_total_tokens, 8 * limits.max_tokens_per_row);
+  EXPECT_GE(limits.max_position, 256 * 1024);
+  // A 256k-token text prompt plans and fills under the defaults.
+  auto plan = PlanBatch(Preset("qwen2_5_vl"), TextBatch(1, 256 * 1024));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<int64_t> positions;
+  ASSERT_TRUE(FillBatch(*plan, positions).ok());
+  EXPECT_EQ(positions.back(), 256 * 1024 - 1);
+}
+
+TEST(LimitsTest, MaxTokensPerRow) {
+  PositionLimits limits;
+  limits.max_tokens_per_row = 8;
+  EXPECT_THAT(PlanError(TextBatch(1, 9), limits),
+              HasSubstr("seq_len must be in [1, max_tokens_per_row = 8], got 9"));
+  EXPECT_THAT(CreateError({Span::Text(5), Span::Image({1, 2, 4})}, limits),
+              HasSubstr("more than max_tokens_per_row = 8 tokens (9 after span 1)"));
+}
+
+TEST(LimitsTest, MaxBatchRows) {
+  PositionLimits limits;
+  limits.max_batch_rows = 2;
+  EXPECT_THAT(PlanError(TextBatch(3, 1), limits),
+              HasSubstr("batch_size must be in [1, max_batch_rows = 2], got 3"));
+  auto plan = PlanSequences(Preset("qwen2_vl"), {{Span::Text(1)}, {Span::Text(1)},
+                                                 {Span::Text(1)}}, limits);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("3 sequences exceed max_batch_rows = 2"));
+}
+
+TEST(LimitsTest, MaxTotalTokens) {
+  PositionLimits limits;
+  limits.max_total_tokens = 10;
+  EXPECT_THAT(PlanError(TextBatch(2, 6), limits),
+              HasSubstr("batch of 2 x 6 = 12 tokens exceeds max_total_tokens = 10"));
+  auto seq = SequencePositions::Create(Preset("qwen2_vl"), {Span::Text(6)});
+  ASSERT_TRUE(seq.ok());
+  const SequencePositions pair[] = {*seq, *seq};
+  auto packed = PackSequences<int64_t>(pair, limits);
+  ASSERT_FALSE(packed.ok());
+  EXPECT_THAT(packed.status().message(),
+              HasSubstr("more than max_total_tokens = 10 tokens (12)"));
+}
+
+TEST(LimitsTest, MaxGridValueAndGridTokens) {
+  PositionLimits limits;
+  limits.max_grid_value = 16;
+  EXPECT_THAT(CreateError({Span::Image({1, 18, 2})}, limits),
+              HasSubstr("grid h must be in [1, max_grid_value = 16], got 18"));
+  limits = PositionLimits();
+  limits.max_grid_tokens = 3;
+  EXPECT_THAT(CreateError({Span::Image({1, 4, 4})}, limits),
+              HasSubstr("grid 1x4x4 makes 4 tokens, over max_grid_tokens = 3"));
+  EXPECT_THAT(CreateError({Span::Audio(4)}, limits, "qwen2_5_omni"),
+              HasSubstr("audio_tokens must be in [0, max_grid_tokens = 3], got 4"));
+}
+
+TEST(LimitsTest, MaxPosition) {
+  PositionLimits limits;
+  limits.max_position = 100;
+  // Qwen2.5-VL (HF) steps a 4 s-per-grid video by 8 per frame: frame 15 is at 1 + 120.
+  EXPECT_THAT(CreateError({Span::Video({16, 2, 2}, 4.0f)}, limits, "qwen2_5_vl_hf"),
+              HasSubstr("largest position 122 exceeds max_position = 100"));
+}
+
+TEST(LimitsTest, MaxDecodeSteps) {
+  PositionLimits limits;
+  limits.max_decode_steps = 2;
+  auto seq = SequencePositions::Create(Preset("qwen2_vl"), {Span::Text(4)}, limits);
+  ASSERT_TRUE(seq.ok());
+  std::vector<int64_t> out(3 * 3);
+  const auto status = seq->Fill<int64_t>(4, 7, {out.data(), out.data() + 3, out.data() + 6});
+  EXPECT_THAT(status.message(),
+              HasSubstr("window end 7 is more than max_decode_steps = 2 past the prompt's 4"));
+
+  auto plan = PlanBatch(Preset("qwen2_vl"), TextBatch(2, 4), limits);
+  ASSERT_TRUE(plan.ok());
+  std::vector<int64_t> decode;
+  EXPECT_THAT(FillDecode(*plan, 3, decode).message(),
+              HasSubstr("decode steps must be in [0, max_decode_steps = 2], got 3"));
+  EXPECT_TRUE(FillDecode(*plan, 2, decode).ok());
+  EXPECT_EQ(decode, (std::vector<int64_t>{4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5}));
+}
+
+}  // namespace
+}  // namespace mrope
