@@ -11,14 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/position_arithmetic.h"
 
 namespace mrope {
 namespace {
-
-double Add(bool float_positions, double a, double b) {
-  if (float_positions) return static_cast<float>(a) + static_cast<float>(b);
-  return a + b;
-}
 
 absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) {
   const int64_t b = batch.batch_size;
@@ -133,8 +129,8 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     double row_max = seq.max_position();
     if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
                                                           : std::max(row_max, plan.pad_value);
-    const double delta_unpadded = Add(fp, Add(fp, row_max, 1), -static_cast<double>(n));
-    const double delta_padded = Add(fp, delta_unpadded, -static_cast<double>(pads));
+    const double delta_unpadded = AddPositions(fp, AddPositions(fp, row_max, 1), -static_cast<double>(n));
+    const double delta_padded = AddPositions(fp, delta_unpadded, -static_cast<double>(pads));
     plan.deltas.push_back(vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded);
     plan.decode_deltas.push_back(vllm ? delta_unpadded : delta_padded);
     plan.decode_offsets.push_back(vllm ? n : l);
@@ -245,7 +241,7 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& 
   for (int64_t row = 0; row < b; ++row) {
     for (int64_t k = 0; k < steps; ++k) {
       const double cache_position = static_cast<double>(plan.decode_offsets[row] + k);
-      const double v = Add(plan.float_positions, cache_position, plan.decode_deltas[row]);
+      const double v = AddPositions(plan.float_positions, cache_position, plan.decode_deltas[row]);
       if (v > static_cast<double>(std::numeric_limits<Out>::max())) {
         return absl::OutOfRangeError(
             absl::StrCat("decode position ", v, " does not fit the requested output type"));

@@ -11,17 +11,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/position_arithmetic.h"
 
 namespace mrope {
 namespace {
 
-// ---- Position arithmetic: exact int64, or float32 with every addition rounded (Qwen3-Omni). --
-
-double AddPositions(bool float_positions, double a, double b) {
-  if (float_positions) return static_cast<float>(a) + static_cast<float>(b);
-  return a + b;
-}
-
+// The writers' typed form of AddPositions: int64 exact, float32 rounded once.
 template <typename Scalar>
 inline Scalar Add(Scalar a, Scalar b) {
   return a + b;  // float + float rounds once to float32 (built with -ffp-contract=off)
