@@ -443,10 +443,47 @@ TEST_P(KernelPathTest, TablePathIsBitExact) {
   EXPECT_EQ(ReadFlag(flag), 0);
 }
 
-// Decode without a [3][T] tensor: position = token_index + delta[seq_id] on every axis.
+// Decode without a [3][T] tensor: rotates with position = token_index + delta[sequence] on
+// every axis on the device and compares with the reference on the equivalent [3][T] positions.
+// An empty `seq_id` means one token per sequence (the kernel gets seq_id == nullptr).
+void ExpectSequenceDeltaMatches(KernelCase c, const std::vector<int64_t>& token_index,
+                                const std::vector<int32_t>& seq_id,
+                                const std::vector<int64_t>& delta, uint32_t seed) {
+  c.num_tokens = static_cast<int64_t>(token_index.size());
+  std::mt19937 rng(seed);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  std::vector<int64_t> positions(kNumAxes * c.num_tokens);
+  for (int64_t i = 0; i < c.num_tokens; ++i) {
+    const int64_t sequence = seq_id.empty() ? i : seq_id[i];
+    for (int axis = 0; axis < kNumAxes; ++axis) {
+      positions[axis * c.num_tokens + i] = token_index[i] + delta[sequence];
+    }
+  }
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  ASSERT_TRUE(
+      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
+
+  DeviceBuffer d_index(token_index.size() * sizeof(int64_t));
+  d_index.Upload(token_index.data(), token_index.size() * sizeof(int64_t));
+  DeviceBuffer d_seq(std::max<size_t>(seq_id.size(), 1) * sizeof(int32_t));
+  if (!seq_id.empty()) d_seq.Upload(seq_id.data(), seq_id.size() * sizeof(int32_t));
+  DeviceBuffer d_delta(delta.size() * sizeof(int64_t));
+  d_delta.Upload(delta.data(), delta.size() * sizeof(int64_t));
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.sequence_delta = {d_index.As<int64_t>(), seq_id.empty() ? nullptr : d_seq.As<int32_t>(),
+                         d_delta.As<int64_t>(), c.num_tokens,
+                         static_cast<int64_t>(delta.size())};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), 0);
+}
+
 TEST_P(KernelPathTest, SequenceDeltaPositions) {
   MROPE_SKIP_WITHOUT_GPU();
-  KernelCase c = Case();
   // Continuous batch: seq 0 continues a chunked prefill (20 tokens), seq 1 decodes one token,
   // seq 2 starts (16 tokens).
   std::vector<int32_t> seq_id;
@@ -454,71 +491,14 @@ TEST_P(KernelPathTest, SequenceDeltaPositions) {
   for (int i = 0; i < 20; ++i) seq_id.push_back(0), token_index.push_back(100 + i);
   seq_id.push_back(1), token_index.push_back(5000);
   for (int i = 0; i < 16; ++i) seq_id.push_back(2), token_index.push_back(i);
-  const std::vector<int64_t> delta = {-37, 98765, 0};
-  c.num_tokens = static_cast<int64_t>(seq_id.size());
-
-  std::mt19937 rng(5);
-  const RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  std::vector<int64_t> positions(kNumAxes * c.num_tokens);
-  for (int64_t i = 0; i < c.num_tokens; ++i) {
-    for (int axis = 0; axis < kNumAxes; ++axis) {
-      positions[axis * c.num_tokens + i] = token_index[i] + delta[seq_id[i]];
-    }
-  }
-  std::vector<uint8_t> expected = input;
-  const auto [q, k] = Views(c, expected.data());
-  ASSERT_TRUE(
-      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
-
-  DeviceBuffer d_index(token_index.size() * sizeof(int64_t));
-  d_index.Upload(token_index.data(), token_index.size() * sizeof(int64_t));
-  DeviceBuffer d_seq(seq_id.size() * sizeof(int32_t));
-  d_seq.Upload(seq_id.data(), seq_id.size() * sizeof(int32_t));
-  DeviceBuffer d_delta(delta.size() * sizeof(int64_t));
-  d_delta.Upload(delta.data(), delta.size() * sizeof(int64_t));
-  DeviceBuffer flag(sizeof(int));
-  flag.Zero();
-  MropeKernelArgs args;
-  args.sequence_delta = {d_index.As<int64_t>(), d_seq.As<int32_t>(), d_delta.As<int64_t>(),
-                         c.num_tokens, 3};
-  args.error_flag = flag.As<int>();
-  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
-  EXPECT_EQ(ReadFlag(flag), 0);
+  ExpectSequenceDeltaMatches(Case(), token_index, seq_id, {-37, 98765, 0}, /*seed=*/5);
 }
 
 // One token per sequence (seq_id == nullptr): token i uses delta[i].
 TEST_P(KernelPathTest, SequenceDeltaOneTokenPerSequence) {
   MROPE_SKIP_WITHOUT_GPU();
-  KernelCase c = Case();
-  c.num_tokens = 8;
-  const std::vector<int64_t> token_index = {10, 11, 500, 7, 9999, 0, 1, 123456};
-  const std::vector<int64_t> delta = {0, -5, 70000, 3, -9000, 42, 99999, -100000};
-  std::mt19937 rng(9);
-  const RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  std::vector<int64_t> positions(kNumAxes * c.num_tokens);
-  for (int64_t i = 0; i < c.num_tokens; ++i) {
-    for (int axis = 0; axis < kNumAxes; ++axis) {
-      positions[axis * c.num_tokens + i] = token_index[i] + delta[i];
-    }
-  }
-  std::vector<uint8_t> expected = input;
-  const auto [q, k] = Views(c, expected.data());
-  ASSERT_TRUE(
-      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
-  DeviceBuffer d_index(token_index.size() * sizeof(int64_t));
-  d_index.Upload(token_index.data(), token_index.size() * sizeof(int64_t));
-  DeviceBuffer d_delta(delta.size() * sizeof(int64_t));
-  d_delta.Upload(delta.data(), delta.size() * sizeof(int64_t));
-  DeviceBuffer flag(sizeof(int));
-  flag.Zero();
-  MropeKernelArgs args;
-  args.sequence_delta = {d_index.As<int64_t>(), nullptr, d_delta.As<int64_t>(), c.num_tokens,
-                         c.num_tokens};
-  args.error_flag = flag.As<int>();
-  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
-  EXPECT_EQ(ReadFlag(flag), 0);
+  ExpectSequenceDeltaMatches(Case(), {10, 11, 500, 7, 9999, 0, 1, 123456}, /*seq_id=*/{},
+                             {0, -5, 70000, 3, -9000, 42, 99999, -100000}, /*seed=*/9);
 }
 
 std::string PathName(const ::testing::TestParamInfo<std::tuple<DType, RotaryLayout>>& info) {
