@@ -13,17 +13,12 @@
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
+#include "tests/positions/test_util.h"
 
 namespace mrope {
 namespace {
 
 using ::testing::HasSubstr;
-
-ModelConfig Preset(const char* name) {
-  auto config = PresetConfig(name);
-  EXPECT_TRUE(config.ok()) << config.status();
-  return *config;
-}
 
 // B rows of L text tokens.
 PromptBatch TextBatch(int64_t b, int64_t l) {

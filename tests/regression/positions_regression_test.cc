@@ -14,17 +14,12 @@
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
+#include "tests/positions/test_util.h"
 
 namespace mrope {
 namespace {
 
 using ::testing::HasSubstr;
-
-ModelConfig Preset(const char* name) {
-  auto config = PresetConfig(name);
-  EXPECT_TRUE(config.ok()) << config.status();
-  return *config;
-}
 
 // crashers/positions_fuzzer/image_span_with_audio_tokens: an image span carrying audio_tokens
 // = 4 was planned with 4 extra tokens, written from past the end of its grid (position 755 for
