@@ -21,14 +21,28 @@ void Check(cudaError_t error, const char* call) {
 
 }  // namespace
 
-int DeviceCount() {
+int DeviceCount(std::string* reason) {
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
     cudaGetLastError();  // clear the error for later callers
-    return 0;
+    count = 0;
+  }
+  if (count == 0 && reason != nullptr) {
+    *reason = error != cudaSuccess ? std::string("cudaGetDeviceCount failed: ") +
+                                         cudaGetErrorName(error) + " (" +
+                                         cudaGetErrorString(error) + ")"
+                                   : "cudaGetDeviceCount found no CUDA device";
   }
   return count;
 }
+
+int ProvokeUnrelatedError() {
+  void* never = nullptr;
+  return static_cast<int>(cudaMalloc(&never, size_t{1} << 62));
+}
+
+int TakeLastError() { return static_cast<int>(cudaGetLastError()); }
 
 std::string DeviceName() {
   int device = 0;

@@ -14,8 +14,15 @@
 namespace mrope {
 namespace gpu_util {
 
-// Number of CUDA devices; 0 when the runtime reports none or fails (no driver, no GPU).
-int DeviceCount();
+// Number of CUDA devices; 0 when the runtime reports none or fails (no driver, no GPU, a
+// driver older than the toolkit), and then *reason (if not null) says why, with the CUDA error.
+int DeviceCount(std::string* reason = nullptr);
+
+// The thread's CUDA last-error state, for tests of launch error reporting:
+// ProvokeUnrelatedError makes a runtime call fail (an impossible allocation) and returns its
+// error code; TakeLastError returns and clears the state (cudaGetLastError).
+int ProvokeUnrelatedError();
+int TakeLastError();
 
 // Name of the current device, e.g. "NVIDIA H100 80GB HBM3".
 std::string DeviceName();

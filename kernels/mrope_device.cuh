@@ -240,14 +240,16 @@ __device__ __forceinline__ bool LoadPosition(const KernelParams& p, int64_t toke
   return true;
 }
 
-// cos/sin of `pair` at a range-checked `position`: a table row, or rope_math.h's PairCosSin
-// (the composition the CPU reference and mrope::CosSinTable use).
-__device__ __forceinline__ CosSin LookupCosSin(const KernelParams& p, int pair, int64_t position) {
+// cos/sin of `pair` (whose inverse frequency is `inv_freq`) at a range-checked `position`: a
+// table row, or rope_math.h's PairCosSin (the composition the CPU reference and
+// mrope::CosSinTable use).
+__device__ __forceinline__ CosSin LookupCosSin(const KernelParams& p, int pair, float inv_freq,
+                                               int64_t position) {
   if (p.cos_table != nullptr) {
     const int64_t i = position * p.table_row_stride + pair;
     return {p.cos_table[i], p.sin_table[i]};
   }
-  return PairCosSin(p.inv_freq[pair], static_cast<float>(position), p.attention_scaling);
+  return PairCosSin(inv_freq, static_cast<float>(position), p.attention_scaling);
 }
 
 }  // namespace kernel_internal

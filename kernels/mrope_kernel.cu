@@ -1,8 +1,9 @@
 // The M-RoPE CUDA kernel and its dispatch (see kernels/mrope_kernel.h for the contract).
 //
 // Block = (units per head) x (heads per pass) x (tokens per block); blockIdx.x picks a group of
-// tokens, blockIdx.y a chunk of the q+k heads (more than one chunk only for small T). Per
-// token group:
+// tokens, blockIdx.y a chunk of the q+k heads (more than one chunk only for small T). Once per
+// block, the per-pair inv_freq and axis are staged in shared memory (indexing the by-value
+// parameters with a per-thread index would serialise the reads). Per token group:
 //   1. every thread issues the loads of its first (token, head) unit;
 //   2. phase A: positions of each token and axis into shared memory (+ device error checks);
 //   3. phase B: cos/sin of each (token, pair) into shared memory, once per token and pair;
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 
+#include "kernels/kernel_launch.cuh"
 #include "kernels/kernel_params.h"
 #include "kernels/mrope_device.cuh"
 #include "mrope/rotary/rope_math.h"
@@ -27,6 +29,19 @@ namespace {
 // loads in flight to cover HBM latency.
 constexpr int kMinBlocksPerSm = 5;
 
+// The shared memory of one block. At namespace scope (legal CUDA: still one copy per block)
+// so that the host execution harness can place it where it poisons it at every block start:
+// GCC before 14 ignores the section attribute on static locals of templates (PR 88061).
+struct BlockShared {
+  alignas(16) float cos[kSharedPairs];
+  alignas(16) float sin[kSharedPairs];
+  int64_t position[kMaxTokensPerBlock][kNumAxes];
+  bool skip_axis[kMaxTokensPerBlock][kNumAxes];
+  float inv_freq[kMaxRotaryPairs];
+  uint8_t axis[kMaxRotaryPairs];
+};
+__shared__ BlockShared shared;
+
 // True if the token must not be touched (beyond num_tokens, or a device error on any axis).
 __device__ __forceinline__ bool TokenSkipped(const bool (&skip_axis)[kNumAxes]) {
   return skip_axis[0] || skip_axis[1] || skip_axis[2];
@@ -37,11 +52,6 @@ __device__ __forceinline__ bool TokenSkipped(const bool (&skip_axis)[kNumAxes]) 
 template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim>
 __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
     MropeKernel(const __grid_constant__ KernelParams p) {
-  __shared__ __align__(16) float s_cos[kSharedPairs];
-  __shared__ __align__(16) float s_sin[kSharedPairs];
-  __shared__ int64_t s_position[kMaxTokensPerBlock][kNumAxes];
-  __shared__ bool s_skip_axis[kMaxTokensPerBlock][kNumAxes];
-
   const int num_pairs = (kRotaryDim != 0 ? kRotaryDim : p.rotary_dim) / 2;
   const int unit = threadIdx.x;
   const int z = threadIdx.z;
@@ -51,6 +61,12 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
   const int first_head = blockIdx.y * p.heads_per_chunk + threadIdx.y;
   const int head_end = static_cast<int>(
       min(int64_t{p.num_q_heads} + p.num_k_heads, int64_t{blockIdx.y + 1} * p.heads_per_chunk));
+
+  // Read after the first barrier below, never written again.
+  for (int pair = tid; pair < num_pairs; pair += num_threads) {
+    shared.inv_freq[pair] = p.inv_freq[pair];
+    shared.axis[pair] = p.axis_map.axis[pair];
+  }
 
   for (int64_t group = blockIdx.x; group * tokens_per_block < p.num_tokens; group += gridDim.x) {
     const int64_t group_token = group * tokens_per_block;
@@ -73,8 +89,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
       if (group_token + tz < p.num_tokens) {
         skip = !LoadPosition(p, group_token + tz, axis, &position);
       }
-      s_position[tz][axis] = position;
-      s_skip_axis[tz][axis] = skip;
+      shared.position[tz][axis] = position;
+      shared.skip_axis[tz][axis] = skip;
     }
     __syncthreads();
 
@@ -82,17 +98,18 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
     for (int i = tid; i < tokens_per_block * num_pairs; i += num_threads) {
       const int tz = i / num_pairs;
       const int pair = i - tz * num_pairs;
-      if (TokenSkipped(s_skip_axis[tz])) continue;
-      const CosSin cs = LookupCosSin(p, pair, s_position[tz][p.axis_map.axis[pair]]);
-      s_cos[i] = cs.cos;
-      s_sin[i] = cs.sin;
+      if (TokenSkipped(shared.skip_axis[tz])) continue;
+      const CosSin cs = LookupCosSin(p, pair, shared.inv_freq[pair],
+                                     shared.position[tz][shared.axis[pair]]);
+      shared.cos[i] = cs.cos;
+      shared.sin[i] = cs.sin;
     }
     __syncthreads();
 
     // 4. Rotate and store every head of this thread's row.
-    if (!TokenSkipped(s_skip_axis[z])) {
-      const float* cos = s_cos + z * num_pairs;
-      const float* sin = s_sin + z * num_pairs;
+    if (!TokenSkipped(shared.skip_axis[z])) {
+      const float* cos = shared.cos + z * num_pairs;
+      const float* sin = shared.sin + z * num_pairs;
       for (int head = first_head; head < head_end; head += blockDim.y) {
         if (head != first_head) {
           head_ptr = HeadPointer<T>(p, token, head);
@@ -110,8 +127,8 @@ template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim>
 cudaError_t Launch(const LaunchPlan& plan, cudaStream_t stream) {
   const dim3 grid(plan.grid_x, plan.grid_y);
   const dim3 block(plan.block_x, plan.block_y, plan.block_z);
-  MropeKernel<T, kVec, kLayout, kRotaryDim><<<grid, block, 0, stream>>>(plan.params);
-  return cudaGetLastError();
+  return LaunchKernel<kMaxBlockThreads>(&MropeKernel<T, kVec, kLayout, kRotaryDim>, grid, block,
+                                        stream, plan.params);
 }
 
 template <typename T, RotaryLayout kLayout>

@@ -132,6 +132,7 @@ def cuda_library(
         gpu_archs = gpu_archs,
         ptx_arch = ptx_arch,
         nvcc_opts = nvcc_opts,
+        alwayslink = kwargs.get("alwayslink", False),
         tags = kwargs.get("tags", []),
         testonly = kwargs.get("testonly", False),
         visibility = ["//visibility:private"],
