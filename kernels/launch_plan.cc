@@ -27,7 +27,8 @@ bool VectorAligned(const HeadsView& view, int vec) {
 
 }  // namespace
 
-absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args) {
+absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args,
+                                           const PlanOptions& options) {
   MROPE_RETURN_IF_ERROR(ValidateMropeKernelArgs(spec, args));
   LaunchPlan plan;
   plan.dtype = args.q.dtype;
@@ -101,8 +102,9 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   plan.grid_y = split_heads ? static_cast<uint32_t>(passes) : 1;
   p.heads_per_chunk = static_cast<int32_t>(split_heads ? rows : heads);
   // The kernel strides over token groups, so grid_x may be capped.
-  plan.grid_x = static_cast<uint32_t>(
-      std::min<int64_t>(CeilDiv(p.num_tokens, tokens), std::numeric_limits<int32_t>::max()));
+  plan.grid_x = static_cast<uint32_t>(std::min<int64_t>(
+      {CeilDiv(p.num_tokens, tokens), std::numeric_limits<int32_t>::max(),
+       std::max<int64_t>(1, options.max_grid_x)}));
   return plan;
 }
 

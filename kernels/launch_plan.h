@@ -5,6 +5,9 @@
 // grid shape, by-value kernel parameters). Host-only, no CUDA calls, so it is unit-tested
 // without a GPU.
 
+#include <cstdint>
+#include <limits>
+
 #include "absl/status/statusor.h"
 #include "kernels/kernel_params.h"
 #include "kernels/mrope_kernel_args.h"
@@ -18,8 +21,15 @@ namespace kernel_internal {
 // covers all heads of its tokens and cos/sin are computed exactly once per token.
 inline constexpr int64_t kSplitHeadsBelowTokens = 1024;
 
+// Planner settings a caller may tighten (tests reach the kernel's token-group loop with a small
+// max_grid_x: each block then handles several groups of tokens in turn).
+struct PlanOptions {
+  int64_t max_grid_x = std::numeric_limits<int32_t>::max();
+};
+
 // Validates (ValidateMropeKernelArgs) and plans the launch.
-absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args);
+absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args,
+                                           const PlanOptions& options = {});
 
 }  // namespace kernel_internal
 }  // namespace mrope

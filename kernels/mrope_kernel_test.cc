@@ -1,11 +1,13 @@
 // The CUDA kernel against the CPU reference (mrope/rotary/apply.h). Every test that needs a
-// GPU skips itself (GTEST_SKIP) when the CUDA runtime reports no device; the argument tests
-// at the end run everywhere.
+// GPU skips itself (GTEST_SKIP) when the CUDA runtime reports no device, or fails with the
+// CUDA error when MROPE_REQUIRE_GPU=1 (a GPU check must not pass by skipping); the argument
+// tests at the end run everywhere. kernels/host_harness runs these tests on the CPU.
 
 #include "kernels/mrope_kernel.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -18,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/gpu_util.h"
+#include "kernels/launch_plan.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
@@ -31,8 +34,16 @@ namespace {
 
 using gpu_util::DeviceBuffer;
 
-#define MROPE_SKIP_WITHOUT_GPU() \
-  if (gpu_util::DeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this machine"
+bool GpuRequired() {
+  const char* required = std::getenv("MROPE_REQUIRE_GPU");
+  return required != nullptr && std::string(required) == "1";
+}
+
+#define MROPE_SKIP_WITHOUT_GPU()                                                     \
+  if (std::string no_device; gpu_util::DeviceCount(&no_device) == 0) {             \
+    if (GpuRequired()) FAIL() << "MROPE_REQUIRE_GPU=1 but " << no_device;          \
+    GTEST_SKIP() << "no CUDA device on this machine: " << no_device;               \
+  }
 
 int ElementSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
 
@@ -664,6 +675,105 @@ TEST(KernelGraphTest, CapturesAndReplays) {
   buffer.Download(actual.data(), actual.size());
   ExpectMatches(c.dtype, expected, actual, /*exact=*/false);
   EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel's two loops. Heads: at T >= kSplitHeadsBelowTokens one block covers every head of
+// its tokens, in passes of blockDim.y heads when they need more threads than a block has.
+// Token groups: a grid capped below the number of token groups makes each block handle
+// several groups, reusing shared memory behind the loop's trailing barrier.
+
+class KernelLoopTest : public ::testing::TestWithParam<std::tuple<DType, RotaryLayout>> {
+ protected:
+  KernelCase Case() const {
+    KernelCase c;
+    std::tie(c.dtype, c.layout) = GetParam();
+    return c;
+  }
+};
+
+TEST_P(KernelLoopTest, HeadPassesInsideABlock) {
+  MROPE_SKIP_WITHOUT_GPU();
+  for (const auto& [hq, hk] : {std::make_pair(32, 8), std::make_pair(64, 8)}) {
+    KernelCase c = Case();
+    c.num_tokens = kernel_internal::kSplitHeadsBelowTokens + 76;
+    c.hq = hq;
+    c.hk = hk;
+    c.axis_map = AxisMapKind::kInterleaved;
+    RunPlanar(c);
+  }
+}
+
+TEST_P(KernelLoopTest, BlocksLoopOverTokenGroups) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.num_tokens = 203;  // the last group is partial
+  c.hq = 6;
+  c.hk = 2;
+  c.head_dim = 64;
+  c.rotary_dim = 64;
+  std::mt19937 rng(21);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 70000, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  ASSERT_TRUE(
+      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
+
+  DeviceBuffer buffer(input.size());
+  buffer.Upload(input.data(), input.size());
+  const DeviceBuffer device_positions = UploadPositions(positions, false);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  std::tie(args.q, args.k) = Views(c, buffer.data());
+  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
+  args.error_flag = flag.As<int>();
+  const absl::StatusOr<kernel_internal::LaunchPlan> plan =
+      kernel_internal::PlanMropeLaunch(spec, args, {/*max_grid_x=*/3});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->grid_x, 3u);
+  ASSERT_GT(c.num_tokens, 3 * int64_t{plan->block_z});  // several groups per block
+  EXPECT_EQ(kernel_internal::EnqueueMropeKernel(*plan, nullptr).cuda_error, 0);
+  gpu_util::Synchronize();
+  std::vector<uint8_t> actual(input.size());
+  buffer.Download(actual.data(), actual.size());
+  ExpectMatches(c.dtype, expected, actual, /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DTypesAndLayouts, KernelLoopTest,
+    ::testing::Combine(::testing::Values(DType::kFloat32, DType::kBFloat16, DType::kFloat16),
+                       ::testing::Values(RotaryLayout::kNeox, RotaryLayout::kGptj)),
+    PathName);
+
+// A launch reports its own error only: an earlier failure of an unrelated CUDA call stays in
+// the thread's last-error state for its owner, and does not fail the launch.
+TEST(KernelLaunchTest, LeavesEarlierErrorsAlone) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c;
+  std::mt19937 rng(30);
+  const RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 1000, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  const DeviceBuffer device_positions = UploadPositions(positions, false);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
+  args.error_flag = flag.As<int>();
+
+  const int unrelated = gpu_util::ProvokeUnrelatedError();
+  ASSERT_NE(unrelated, 0);
+  DeviceBuffer buffer(input.size());
+  buffer.Upload(input.data(), input.size());
+  std::tie(args.q, args.k) = Views(c, buffer.data());
+  const absl::Status status = LaunchMropeKernel(spec, args, nullptr);
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(gpu_util::TakeLastError(), unrelated);
+  gpu_util::Synchronize();
 }
 
 // ---------------------------------------------------------------------------------------------

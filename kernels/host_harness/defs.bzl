@@ -47,6 +47,7 @@ def host_harness_variant(name, copts = [], linkopts = [], tags = []):
         deps = [
             ":host_gpu_util",
             ":" + name + "_kernel",
+            "//kernels:mrope_kernel_args",
             "//kernels:mrope_kernel_launcher",
             "//mrope/rotary:apply",
             "//mrope/rotary:axis_map",

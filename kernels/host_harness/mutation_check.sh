@@ -1,0 +1,60 @@
+#!/bin/bash
+# Measures the reach of the kernel tests: plants one mutant at a time in the kernel source,
+# runs the host-harness suites (plain, large offsets, TSan subset) and expects them to fail.
+# Prints one line per mutant and exits non-zero if any mutant survived. The source is restored
+# after each mutant (and on exit). Slow (a rebuild and the suites per mutant): run by hand,
+#   kernels/host_harness/mutation_check.sh            # every mutant
+#   kernels/host_harness/mutation_check.sh 3          # only mutant 3
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+kernel=kernels/mrope_kernel.cu
+device=kernels/mrope_device.cuh
+if ! git diff --quiet -- "$kernel" "$device"; then
+  echo "mutation_check: $kernel or $device has uncommitted changes; commit or stash them" >&2
+  exit 2
+fi
+trap 'git checkout -q -- "$kernel" "$device"' EXIT
+
+# file|original|mutant|what it breaks
+mutants=(
+  "$kernel|head += blockDim.y|head = head_end|head loop: only the first pass of heads"
+  "$kernel|group += gridDim.x|group = p.num_tokens|token-group loop: only the first group"
+  "$kernel|__syncthreads();  // shared memory is rewritten|// (trailing barrier removed)|trailing barrier of the token-group loop"
+  "$kernel|      shared.skip_axis[tz][axis] = skip;
+    }
+    __syncthreads();|      shared.skip_axis[tz][axis] = skip;
+    }|barrier between positions and cos/sin"
+  "$device|token * p.q_token_stride|static_cast<int32_t>(token * p.q_token_stride)|32-bit q offsets"
+  "$kernel|pair < num_pairs; pair += num_threads|pair < num_pairs - 1; pair += num_threads|inv_freq staging misses the last pair"
+  "$kernel|if (!TokenSkipped(shared.skip_axis[z]))|if (true)|skipped (bad-position) tokens rotated anyway"
+  "$device|unit * kVec + num_pairs;|unit * kVec + num_pairs - kVec;|vector path: wrong second half"
+)
+
+suites=(//kernels/host_harness:mrope_kernel_host_test //kernels/host_harness:large_offsets_test
+        //kernels/host_harness:mrope_kernel_host_tsan_test)
+survived=0
+for i in "${!mutants[@]}"; do
+  [ $# -gt 0 ] && [ "$1" != "$i" ] && continue
+  IFS='|' read -r file original mutant what <<<"${mutants[$i]}"
+  if ! python3 - "$file" "$original" "$mutant" <<'PY'
+import sys
+path, original, mutant = sys.argv[1:]
+text = open(path).read()
+if text.count(original) != 1:
+    sys.exit("mutation_check: %r found %d times in %s" % (original, text.count(original), path))
+open(path, "w").write(text.replace(original, mutant))
+PY
+  then
+    exit 2
+  fi
+  if bazel test --test_output=no "${suites[@]}" >/tmp/mutation_check.log 2>&1; then
+    echo "mutant $i SURVIVED: $what"
+    survived=$((survived + 1))
+  else
+    caught=$(grep -oE '//kernels/host_harness:[a-z_]+ +(FAILED|NO STATUS)' /tmp/mutation_check.log |
+             awk '{print $1}' | sed 's|//kernels/host_harness:||' | paste -sd, -)
+    echo "mutant $i caught by ${caught:-the build}: $what"
+  fi
+  git checkout -q -- "$file"
+done
+exit $((survived > 0))
