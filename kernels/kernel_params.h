@@ -59,6 +59,7 @@ struct KernelParams {
   int64_t position_limit = 0;
 
   float attention_scaling = 1.0f;
+  SinCosMath sincos_math = SinCosMath::kDouble;
   float inv_freq[kMaxRotaryPairs] = {};
   AxisMap axis_map;
   int* error_flag = nullptr;

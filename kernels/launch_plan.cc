@@ -69,6 +69,7 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   } else {
     std::copy(spec.inv_freq.begin(), spec.inv_freq.end(), p.inv_freq);
     p.attention_scaling = spec.attention_scaling;
+    p.sincos_math = spec.sincos_math;
     p.position_limit = kMaxPosition;
   }
   p.error_flag = args.error_flag;
@@ -92,15 +93,32 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   const int64_t tokens =
       std::max<int64_t>(1, std::min<int64_t>({kMaxBlockThreads / (units * rows),
                                               kSharedPairs / num_pairs, kMaxTokensPerBlock}));
-  plan.block_x = static_cast<uint32_t>(units);
-  plan.block_y = static_cast<uint32_t>(rows);
-  plan.block_z = static_cast<uint32_t>(tokens);
-
+  // Small batches: one pass of heads per block, in as many chunks (blockIdx.y) as it takes to
+  // reach kTargetBlocks, each block keeping at least one warp.
   constexpr int64_t kMaxGridY = 65535;
-  const bool split_heads =
-      p.num_tokens < kSplitHeadsBelowTokens && passes > 1 && passes <= kMaxGridY;
-  plan.grid_y = split_heads ? static_cast<uint32_t>(passes) : 1;
-  p.heads_per_chunk = static_cast<int32_t>(split_heads ? rows : heads);
+  constexpr int64_t kWarpSize = 32;
+  int64_t chunks = 1;
+  int64_t heads_per_chunk = heads;
+  int64_t rows_per_pass = rows;
+  if (p.num_tokens < kSplitHeadsBelowTokens) {
+    const int64_t token_groups = CeilDiv(p.num_tokens, tokens);
+    const int64_t min_rows = std::min(heads, CeilDiv(kWarpSize, units));
+    const int64_t wanted =
+        std::max(passes, CeilDiv(kTargetBlocks, std::max<int64_t>(1, token_groups)));
+    heads_per_chunk = CeilDiv(heads, std::min(wanted, CeilDiv(heads, min_rows)));
+    chunks = CeilDiv(heads, heads_per_chunk);
+    if (chunks > kMaxGridY) {
+      chunks = 1;
+      heads_per_chunk = heads;
+    } else {
+      rows_per_pass = heads_per_chunk;
+    }
+  }
+  plan.block_x = static_cast<uint32_t>(units);
+  plan.block_y = static_cast<uint32_t>(rows_per_pass);
+  plan.block_z = static_cast<uint32_t>(tokens);
+  plan.grid_y = static_cast<uint32_t>(chunks);
+  p.heads_per_chunk = static_cast<int32_t>(heads_per_chunk);
   // The kernel strides over token groups, so grid_x may be capped.
   plan.grid_x = static_cast<uint32_t>(std::min<int64_t>(
       {CeilDiv(p.num_tokens, tokens), std::numeric_limits<int32_t>::max(),

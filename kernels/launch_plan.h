@@ -21,6 +21,11 @@ namespace kernel_internal {
 // covers all heads of its tokens and cos/sin are computed exactly once per token.
 inline constexpr int64_t kSplitHeadsBelowTokens = 1024;
 
+// A small batch splits its heads into more chunks (down to one warp per block) until the grid
+// has this many blocks: two per SM of an H100/H200 (132 SMs). No device query: the launch
+// stays query-free and graph-capturable.
+inline constexpr int64_t kTargetBlocks = 264;
+
 // Planner settings a caller may tighten (tests reach the kernel's token-group loop with a small
 // max_grid_x: each block then handles several groups of tokens in turn).
 struct PlanOptions {

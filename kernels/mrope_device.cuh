@@ -249,7 +249,7 @@ __device__ __forceinline__ CosSin LookupCosSin(const KernelParams& p, int pair, 
     const int64_t i = position * p.table_row_stride + pair;
     return {p.cos_table[i], p.sin_table[i]};
   }
-  return PairCosSin(inv_freq, static_cast<float>(position), p.attention_scaling);
+  return PairCosSin(inv_freq, static_cast<float>(position), p.attention_scaling, p.sincos_math);
 }
 
 }  // namespace kernel_internal

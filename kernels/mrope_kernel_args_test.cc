@@ -299,12 +299,23 @@ TEST(PlanTest, Qwen2VlPrefillUsesTheSpecialisedVectorKernel) {
 
 TEST(PlanTest, SmallBatchesSplitHeadsAcrossBlocks) {
   const RotarySpec spec = MakeSpec(128, 128, RotaryLayout::kNeox);
-  // Qwen2.5-VL-72B: 64 + 8 heads = 3 balanced passes of 24 heads.
+  // Qwen2.5-VL-72B, 16 tokens: 64 + 8 heads in 15 chunks of 5 (40 threads per block), 240
+  // blocks, close to kTargetBlocks.
   const LaunchPlan decode =
       PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 16, 64, 8, 128)).value();
-  EXPECT_EQ(decode.block_y, 24u);
-  EXPECT_EQ(decode.grid_y, 3u);
-  EXPECT_EQ(decode.params.heads_per_chunk, 24);
+  EXPECT_EQ(decode.block_y, 5u);
+  EXPECT_EQ(decode.grid_y, 15u);
+  EXPECT_EQ(decode.params.heads_per_chunk, 5);
+  // Qwen2-VL-7B, one token: 28 + 4 heads in 8 chunks of one warp each.
+  const LaunchPlan one =
+      PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 1, 28, 4, 128)).value();
+  EXPECT_EQ(one.block_x * one.block_y, 32u);
+  EXPECT_EQ(one.grid_x * one.grid_y, 8u);
+  // Large enough batches keep one chunk of every head per block.
+  const LaunchPlan many =
+      PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 512, 28, 4, 128)).value();
+  EXPECT_EQ(many.grid_y, 1u);
+  EXPECT_EQ(many.params.heads_per_chunk, 32);
   const LaunchPlan prefill =
       PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 4096, 64, 8, 128)).value();
   EXPECT_EQ(prefill.block_y, 24u);

@@ -78,6 +78,7 @@ struct KernelCase {
   int misalign = 0;  // elements before q: 1 breaks 16-byte alignment (scalar path)
   bool int32_positions = false;
   float attention_scaling = 1.0f;
+  SinCosMath sincos_math = SinCosMath::kDouble;
 };
 
 int64_t BufferElements(const KernelCase& c) {
@@ -113,6 +114,7 @@ RotarySpec MakeSpec(const KernelCase& c, std::mt19937& rng) {
   spec.rotary_dim = c.rotary_dim;
   spec.layout = c.layout;
   spec.attention_scaling = c.attention_scaling;
+  spec.sincos_math = c.sincos_math;
   const int pairs = c.rotary_dim / 2;
   switch (c.axis_map) {
     case AxisMapKind::kBlocked: {  // [16, 24, 24] at 64 pairs
@@ -357,8 +359,19 @@ void RunPlanar(const KernelCase& c) {
   MropeKernelArgs args;
   args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
   args.error_flag = flag.As<int>();
-  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  // fp32 sincos is the same float operations on host and device: bit-exact.
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args),
+                /*exact=*/c.sincos_math == SinCosMath::kFloat32);
   EXPECT_EQ(ReadFlag(flag), 0);
+}
+
+TEST_P(KernelPathTest, Float32SinCosIsBitExact) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.num_tokens = 40;
+  c.sincos_math = SinCosMath::kFloat32;
+  c.attention_scaling = 0.75f;
+  RunPlanar(c);
 }
 
 TEST_P(KernelPathTest, ScalarPathForMisalignedViews) {

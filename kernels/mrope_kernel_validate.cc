@@ -58,6 +58,10 @@ absl::Status ValidateSpec(const RotarySpec& spec, bool uses_inv_freq) {
     }
   }
   if (!uses_inv_freq) return absl::OkStatus();
+  if (!IsSinCosMath(spec.sincos_math)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.sincos_math=", static_cast<int>(spec.sincos_math), " is not kDouble or kFloat32"));
+  }
   if (spec.inv_freq.size() != static_cast<size_t>(num_pairs)) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.inv_freq has ", spec.inv_freq.size(),

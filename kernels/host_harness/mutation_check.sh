@@ -15,15 +15,12 @@ if ! git diff --quiet -- "$kernel" "$device"; then
 fi
 trap 'git checkout -q -- "$kernel" "$device"' EXIT
 
-# file|original|mutant|what it breaks
+# file|original|mutant|what it breaks (\n in original and mutant: a newline)
 mutants=(
   "$kernel|head += blockDim.y|head = head_end|head loop: only the first pass of heads"
   "$kernel|group += gridDim.x|group = p.num_tokens|token-group loop: only the first group"
   "$kernel|__syncthreads();  // shared memory is rewritten|// (trailing barrier removed)|trailing barrier of the token-group loop"
-  "$kernel|      shared.skip_axis[tz][axis] = skip;
-    }
-    __syncthreads();|      shared.skip_axis[tz][axis] = skip;
-    }|barrier between positions and cos/sin"
+  "$kernel|__syncthreads();\\n\\n    // 3. cos/sin|// (barrier removed)\\n\\n    // 3. cos/sin|barrier between positions and cos/sin"
   "$device|token * p.q_token_stride|static_cast<int32_t>(token * p.q_token_stride)|32-bit q offsets"
   "$kernel|pair < num_pairs; pair += num_threads|pair < num_pairs - 1; pair += num_threads|inv_freq staging misses the last pair"
   "$kernel|if (!TokenSkipped(shared.skip_axis[z]))|if (true)|skipped (bad-position) tokens rotated anyway"
@@ -38,7 +35,7 @@ for i in "${!mutants[@]}"; do
   IFS='|' read -r file original mutant what <<<"${mutants[$i]}"
   if ! python3 - "$file" "$original" "$mutant" <<'PY'
 import sys
-path, original, mutant = sys.argv[1:]
+path, original, mutant = (a.replace("\\n", "\n") for a in sys.argv[1:])
 text = open(path).read()
 if text.count(original) != 1:
     sys.exit("mutation_check: %r found %d times in %s" % (original, text.count(original), path))
@@ -47,7 +44,7 @@ PY
   then
     exit 2
   fi
-  if bazel test --test_output=no "${suites[@]}" >/tmp/mutation_check.log 2>&1; then
+  if bazel test --test_output=summary "${suites[@]}" >/tmp/mutation_check.log 2>&1; then
     echo "mutant $i SURVIVED: $what"
     survived=$((survived + 1))
   else

@@ -168,7 +168,8 @@ void FillRowOnTheFly(const RotarySpec& spec, const PositionsView& positions, int
     position[axis] = static_cast<float>(PositionAt(positions, axis, t));
   }
   for (int j = 0; j < spec.axis_map.num_pairs; ++j) {
-    row[j] = PairCosSin(spec.inv_freq[j], position[spec.axis_map.axis[j]], spec.attention_scaling);
+    row[j] = PairCosSin(spec.inv_freq[j], position[spec.axis_map.axis[j]], spec.attention_scaling,
+                        spec.sincos_math);
   }
 }
 
@@ -187,6 +188,10 @@ absl::Status ValidateRotarySpec(const RotarySpec& spec) {
   if (spec.layout != RotaryLayout::kNeox && spec.layout != RotaryLayout::kGptj) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.layout must be kNeox or kGptj, got ", static_cast<int>(spec.layout)));
+  }
+  if (!IsSinCosMath(spec.sincos_math)) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.sincos_math must be kDouble or kFloat32, got ",
+                                                   static_cast<int>(spec.sincos_math)));
   }
   const int num_pairs = spec.rotary_dim / 2;
   MROPE_RETURN_IF_ERROR(ValidateAxisMap(spec.axis_map, num_pairs));

@@ -96,32 +96,122 @@ MROPE_HOST_DEVICE inline float RotaryAngle(float inv_freq, float position) {
   return MulRounded(inv_freq, position);
 }
 
-// cos and sin of a float32 angle, evaluated in double (accurate at any angle below 2^24 rad and
-// beyond; never the __sinf family) and rounded to float32, then scaled by `attention_scaling`
-// (1 except for YaRN / LongRoPE).
+// a * b + c with one rounding, the same on host and device.
+MROPE_HOST_DEVICE inline float FusedMulAdd(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+// x rounded to the nearest integer, ties to even.
+MROPE_HOST_DEVICE inline float RoundToNearestEven(float x) {
+#if defined(__CUDA_ARCH__)
+  return rintf(x);
+#else
+  return std::nearbyint(x);
+#endif
+}
+
 struct CosSin {
   float cos;
   float sin;
 };
-MROPE_HOST_DEVICE inline CosSin AngleCosSin(float angle, float attention_scaling) {
-  const double a = static_cast<double>(angle);
+
+// How cos/sin of an angle are evaluated (RotarySpec::sincos_math).
+enum class SinCosMath : uint8_t {
+  // In double, rounded to float32: HF's values; the default. Double precision runs at 1/64 of
+  // fp32 speed on L40S / RTX 4090-class GPUs, where it costs 20-70% of the kernel's time.
+  kDouble = 0,
+  // In float32 only (Float32CosSin): within 1e-6 absolute of kDouble for angles in
+  // [0, 2^24), bit-identical on host and device.
+  kFloat32 = 1,
+};
+
+inline constexpr bool IsSinCosMath(SinCosMath math) {
+  return math == SinCosMath::kDouble || math == SinCosMath::kFloat32;
+}
+
+// angle - k * pi/2 in float32, pi/2 split in three parts (Cody-Waite). The first step is
+// exact: k * kPio2Hi has no bits below 2^-23, and neither has an angle >= 1.
+MROPE_HOST_DEVICE inline float ReduceByHalfPi(float angle, float k) {
+  constexpr float kPio2Hi = 1.57079637050628662109375f;  // float(pi/2)
+  constexpr float kPio2Mid = -4.371138828673793e-8f;     // float(pi/2 - kPio2Hi)
+  constexpr float kPio2Lo = -1.7151245100058819e-15f;    // float(the rest)
+  float r = FusedMulAdd(-k, kPio2Hi, angle);
+  r = FusedMulAdd(-k, kPio2Mid, r);
+  return FusedMulAdd(-k, kPio2Lo, r);
+}
+
+// cos and sin of a float32 angle in [0, 2^24) with float32 arithmetic alone: reduction by
+// pi/2 to [-pi/4, pi/4], then the Cephes minimax polynomials. Explicit FMAs and rounded
+// products only, so host and device agree bit for bit. Never the __sinf family, which is
+// inaccurate at large angles.
+MROPE_HOST_DEVICE inline CosSin Float32CosSin(float angle) {
+  constexpr float kTwoOverPi = 0.636619772367581343f;
+  constexpr float kPiOver4 = 0.785398163397448310f;
+  float k = RoundToNearestEven(MulRounded(angle, kTwoOverPi));
+  float r = ReduceByHalfPi(angle, k);
+  // Near 2^24 the rounded product can miss the nearest multiple of pi/2 by one.
+  if (r > kPiOver4) {
+    k += 1.0f;
+    r = ReduceByHalfPi(angle, k);
+  } else if (r < -kPiOver4) {
+    k -= 1.0f;
+    r = ReduceByHalfPi(angle, k);
+  }
+  const float z = MulRounded(r, r);
+  float sin_poly = FusedMulAdd(-1.9515295891e-4f, z, 8.3321608736e-3f);
+  sin_poly = FusedMulAdd(sin_poly, z, -1.6666654611e-1f);
+  const float sin_r = FusedMulAdd(MulRounded(sin_poly, z), r, r);
+  float cos_poly = FusedMulAdd(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+  cos_poly = FusedMulAdd(cos_poly, z, 4.166664568298827e-2f);
+  const float cos_r = FusedMulAdd(MulRounded(cos_poly, z), z, FusedMulAdd(-0.5f, z, 1.0f));
+  switch (static_cast<int64_t>(k) & 3) {
+    case 0:
+      return {cos_r, sin_r};
+    case 1:
+      return {-sin_r, cos_r};
+    case 2:
+      return {-cos_r, -sin_r};
+    default:
+      return {sin_r, -cos_r};
+  }
+}
+
+// cos and sin of a float32 angle, rounded to float32 (kDouble: evaluated in double, accurate
+// at any angle below 2^24 rad and beyond; kFloat32: Float32CosSin), then scaled by
+// `attention_scaling` (1 except for YaRN / LongRoPE).
+MROPE_HOST_DEVICE inline CosSin AngleCosSin(float angle, float attention_scaling,
+                                            SinCosMath math = SinCosMath::kDouble) {
+  float c, s;
+  if (math == SinCosMath::kFloat32) {
+    const CosSin cs = Float32CosSin(angle);
+    c = cs.cos;
+    s = cs.sin;
+  } else {
+    const double a = static_cast<double>(angle);
 #if defined(__CUDA_ARCH__)
-  double s, c;
-  ::sincos(a, &s, &c);
+    double sd, cd;
+    ::sincos(a, &sd, &cd);
 #else
-  const double s = std::sin(a);
-  const double c = std::cos(a);
+    const double sd = std::sin(a);
+    const double cd = std::cos(a);
 #endif
-  return {MulRounded(static_cast<float>(c), attention_scaling),
-          MulRounded(static_cast<float>(s), attention_scaling)};
+    c = static_cast<float>(cd);
+    s = static_cast<float>(sd);
+  }
+  return {MulRounded(c, attention_scaling), MulRounded(s, attention_scaling)};
 }
 
 // cos/sin of the pair with `inv_freq` at `position` (an integer-valued float32; integers below
-// 2^24 are exact): AngleCosSin(RotaryAngle(inv_freq, position), attention_scaling). The one
-// composition the table, the on-the-fly path and the kernel all use.
+// 2^24 are exact): AngleCosSin(RotaryAngle(inv_freq, position), attention_scaling, math). The
+// one composition the table, the on-the-fly path and the kernel all use.
 MROPE_HOST_DEVICE inline CosSin PairCosSin(float inv_freq, float position,
-                                           float attention_scaling) {
-  return AngleCosSin(RotaryAngle(inv_freq, position), attention_scaling);
+                                           float attention_scaling,
+                                           SinCosMath math = SinCosMath::kDouble) {
+  return AngleCosSin(RotaryAngle(inv_freq, position), attention_scaling, math);
 }
 
 // Rotates one pair in fp32: returns (x1*c - x2*s, x2*c + x1*s), each product rounded.

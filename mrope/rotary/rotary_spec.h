@@ -17,6 +17,9 @@ struct RotarySpec {
   AxisMap axis_map;             // axis_map.num_pairs == rotary_dim / 2
   std::vector<float> inv_freq;  // rotary_dim / 2 entries, scaling already applied
   float attention_scaling = 1.0f;  // multiplies cos and sin (YaRN, LongRoPE); 1 otherwise
+  // How cos/sin are evaluated on the fly (a cos/sin table holds what it was built with).
+  // kFloat32 suits GPUs with slow double precision; the CPU reference follows it too.
+  SinCosMath sincos_math = SinCosMath::kDouble;
 };
 
 }  // namespace mrope
