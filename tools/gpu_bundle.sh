@@ -30,8 +30,8 @@ chmod -R u+w "$bundle"
 
 # glibc's libraries must be the GPU machine's own (they go with its ld.so); libcuda comes with
 # its driver (cudart, linked statically, dlopens it).
-deps() {  # "name path" of each library BINARY loads in a clean environment ("not": not found)
-  env -i ldd "$1" | awk '$2 == "=>" { print $1, $3 }'
+deps() {  # "name path" of each library BINARY loads in a clean environment ("(not found)")
+  env -i ldd "$1" | awk '$2 == "=>" { print $1, ($3 == "not" ? "(not found)" : $3) }'
 }
 system_lib='^(linux-vdso|ld-linux-x86-64|libc|libm|libmvec|libpthread|libdl|librt|libresolv|libutil|libanl|libnsl|libBrokenLocale|libthread_db|libnss_[a-z]+|libcuda)\.so'
 for b in "${binaries[@]}"; do  # ldd on Bazel's copy: its RUNPATH finds Bazel's own .so's
