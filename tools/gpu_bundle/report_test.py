@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""report.py on synthetic runs: a gtest XML and a benchmark JSON with the benchmark's names and
+counters (kernels/mrope_kernel_benchmark.cc)."""
+import json
+import os
+import tempfile
+import unittest
+
+import report
+
+STEPS = ["tests\t0\t", "benchmark\t0\t"] + [
+    "%s\t0\t========= ERROR SUMMARY: 0 errors; 150 tests ran" % tool
+    for tool in ("memcheck", "racecheck", "synccheck", "initcheck")
+]
+
+
+def bench_entry(variant, model, tokens, us, copy_us):
+    return {
+        "name": "%s/%s/T:%d/iterations:20/manual_time" % (variant, model, tokens),
+        "run_name": "%s/%s/T:%d/iterations:20/manual_time" % (variant, model, tokens),
+        "run_type": "iteration",
+        "iterations": 20,
+        "us": us,
+        "GB_per_s": 1000.0 * tokens / us,
+        "pct_of_copy": 100.0 * copy_us / us,
+    }
+
+
+def benchmark_json(us_at):
+    """Two models, T 16 and 8192; us_at(variant, model, T) gives the time per call."""
+    entries = []
+    for model in ("Qwen2-VL-7B", "Qwen2.5-VL-72B"):
+        for tokens in (16, 8192):
+            for variant in ("copy", "mrope", "mrope_table", "eager"):
+                entries.append(bench_entry(variant, model, tokens, us_at(variant, model, tokens),
+                                           us_at("copy", model, tokens)))
+    return {"context": {"device": "NVIDIA H100 80GB HBM3"}, "benchmarks": entries}
+
+
+def good_times(variant, model, tokens):
+    big = model == "Qwen2.5-VL-72B"
+    copy = (2.0 if tokens == 16 else 400.0) * (1.2 if big else 1.0)
+    return {"copy": copy, "mrope": copy * (1.08 if big else 1.05), "mrope_table": copy * 1.04,
+            "eager": copy * 9}[variant]
+
+
+def gtest_xml(passed=3, skipped=0, failed=0):
+    cases = ['<testcase name="Ok%d" classname="KernelPathTest" status="run" result="completed"/>'
+             % i for i in range(passed)]
+    cases += ['<testcase name="Skip%d" classname="KernelErrorTest" status="run" '
+              'result="skipped"><skipped message="no CUDA device"/></testcase>' % i
+              for i in range(skipped)]
+    cases += ['<testcase name="Bad%d" classname="KernelGridTest" status="run" result="completed">'
+              '<failure message="mismatch"/></testcase>' % i for i in range(failed)]
+    return '<testsuites><testsuite name="s">%s</testsuite></testsuites>' % "".join(cases)
+
+
+class ReportTest(unittest.TestCase):
+
+    def run_report(self, steps=STEPS, meta="device\tNVIDIA H100 80GB HBM3\ndriver\t570.86\n",
+                   xml=None, bench=None):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        root = tmp.name
+        with open(os.path.join(root, "VERSION"), "w") as f:
+            f.write("commit=abc123\ntree=clean\nbuilt=2025-01-01T00:00:00Z\nnvcc=13.0.88\n")
+        with open(os.path.join(root, "meta.tsv"), "w") as f:
+            f.write(meta)
+        with open(os.path.join(root, "steps.tsv"), "w") as f:
+            f.write("".join(line + "\n" for line in steps))
+        with open(os.path.join(root, "tests.xml"), "w") as f:
+            f.write(xml if xml is not None else gtest_xml())
+        with open(os.path.join(root, "benchmark.json"), "w") as f:
+            json.dump(bench if bench is not None else benchmark_json(good_times), f)
+        rc = report.main(root, root, root)
+        with open(os.path.join(root, "report.md"), encoding="utf-8") as f:
+            return rc, f.read()
+
+    def test_passing_run(self):
+        rc, md = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertIn("## Result: PASS", md)
+        self.assertIn("| device | NVIDIA H100 80GB HBM3 |", md)
+        self.assertIn("| commit | abc123 (clean) |", md)
+        self.assertIn("| tests | PASS | 3 passed, 0 failed, 0 skipped |", md)
+        self.assertIn("| racecheck | PASS | ========= ERROR SUMMARY: 0 errors; 150 tests ran "
+                      "(exit code 0) |", md)
+        self.assertIn("| benchmark | PASS | 16 results, 0 errors |", md)
+        # model, T, copy / mrope / mrope_table / eager us, mrope GB/s, % of copy x 3
+        self.assertIn("| Qwen2-VL-7B | 8192 | 400.00 | 420.00 | 416.00 | 3600.00 | 19504.8 "
+                      "| 95.2 | 96.2 | 11.1 |", md)
+        self.assertLess(md.index("| Qwen2-VL-7B | 16 |"), md.index("| Qwen2-VL-7B | 8192 |"))
+        self.assertLess(md.index("| Qwen2-VL-7B | 8192 |"), md.index("| Qwen2.5-VL-72B | 16 |"))
+        self.assertIn("- mrope >= 90 % of copy at T >= 8192: **PASS**, lowest 92.59 % "
+                      "(Qwen2.5-VL-72B, T 8192)", md)
+        self.assertIn("- mrope <= 3 µs per call at T <= 16: **PASS**, highest 2.59 µs "
+                      "(Qwen2.5-VL-72B, T 16)", md)
+
+    def test_missed_targets_fail_the_run(self):
+        def slow(variant, model, tokens):
+            if variant == "mrope" and model == "Qwen2-VL-7B":
+                return 4.2 if tokens == 16 else 500.0
+            return good_times(variant, model, tokens)
+        rc, md = self.run_report(bench=benchmark_json(slow))
+        self.assertEqual(rc, 1)
+        self.assertIn("## Result: FAIL", md)
+        self.assertIn("| benchmark | PASS |", md)
+        self.assertIn("- mrope >= 90 % of copy at T >= 8192: **FAIL**, lowest 80.00 % "
+                      "(Qwen2-VL-7B, T 8192)", md)
+        self.assertIn("- mrope <= 3 µs per call at T <= 16: **FAIL**, highest 4.20 µs "
+                      "(Qwen2-VL-7B, T 16)", md)
+        self.assertIn("- mrope_table <= 3 µs per call at T <= 16: **info: meets it**", md)
+
+    def test_skipped_or_failed_tests_fail_on_a_gpu_machine(self):
+        rc, md = self.run_report(xml=gtest_xml(passed=2, skipped=1))
+        self.assertEqual(rc, 1)
+        self.assertIn("| tests | FAIL | 2 passed, 0 failed, 1 skipped (a skip is a failure", md)
+        steps = ["tests\t1\t"] + STEPS[1:]
+        rc, md = self.run_report(steps=steps, xml=gtest_xml(failed=1))
+        self.assertEqual(rc, 1)
+        self.assertIn("| tests | FAIL | 3 passed, 1 failed, 0 skipped: KernelGridTest.Bad0 |", md)
+
+    def test_sanitizer_errors_and_benchmark_errors_fail(self):
+        steps = list(STEPS)
+        steps[2] = "memcheck\t1\t========= ERROR SUMMARY: 2 errors; 150 tests ran"
+        bench = benchmark_json(good_times)
+        bench["benchmarks"][1].update(error_occurred=True, error_message="kernel launch failed")
+        rc, md = self.run_report(steps=steps, bench=bench)
+        self.assertEqual(rc, 1)
+        self.assertIn("| memcheck | FAIL | ========= ERROR SUMMARY: 2 errors", md)
+        self.assertIn("| benchmark | FAIL | 15 results, 1 errors: "
+                      "mrope/Qwen2-VL-7B/T:16/iterations:20/manual_time: kernel launch failed |",
+                      md)
+
+    def test_run_cut_off_midway(self):
+        rc, md = self.run_report(steps=STEPS[:3])
+        self.assertEqual(rc, 1)
+        self.assertIn("| racecheck | FAIL | not run (the run was cut off before this step) |", md)
+
+    def test_no_cuda_device(self):
+        rc, md = self.run_report(steps=["tests\t0\t"], meta="no_device\tnvidia-smi not found\n",
+                                 xml=gtest_xml(passed=2, skipped=5))
+        self.assertEqual(rc, 0)
+        self.assertIn("| device | none |", md)
+        self.assertIn("**no CUDA device** (nvidia-smi not found)", md)
+        self.assertIn("PASS, 2 passed, 0 failed, 5 skipped", md)
+        self.assertNotIn("## Benchmark", md)
+
+
+if __name__ == "__main__":
+    unittest.main()
