@@ -19,7 +19,7 @@ test_bin=$bundle/bin/mrope_kernel_test
 bench_bin=$bundle/bin/mrope_kernel_benchmark
 # Every kernel path on small shapes: path variants, device-side errors, the T = 17 grid
 # cases, graph capture (kernels/BENCHMARKS.md, "Sanitizers").
-sanitizer_filter='*KernelPathTest*:*KernelErrorTest*:*T17_*:*KernelGraphTest*'
+sanitizer_filter='*KernelPathTest*:*KernelErrorTest*:*T17_*:*KernelGraphTest*:*KernelLaunchTest*:*KernelLoopTest.BlocksLoopOverTokenGroups*'
 
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT
