@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/kernel_params.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/rotary/heads_overlap.h"
 #include "mrope/rotary/rope_math.h"
 
 namespace mrope {
@@ -102,8 +103,8 @@ bool RowsDisjoint(const HeadsView& v) {
   return true;
 }
 
-// Validates one of q / k; returns its extent in elements (one past the last element).
-absl::StatusOr<int64_t> ValidateHeads(const HeadsView& v, const char* name, int head_dim) {
+// Validates one of q / k: dtype, shape, alignment, 64-bit offsets, rows that do not overlap.
+absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim) {
   if (v.data == nullptr) return absl::InvalidArgumentError(absl::StrCat(name, ".data is null"));
   if (v.dtype != DType::kFloat32 && v.dtype != DType::kBFloat16 && v.dtype != DType::kFloat16) {
     return absl::InvalidArgumentError(
@@ -134,7 +135,7 @@ absl::StatusOr<int64_t> ValidateHeads(const HeadsView& v, const char* name, int 
     return absl::InvalidArgumentError(
         absl::StrCat(name, ".head_stride=", v.head_stride, " is negative"));
   }
-  if (v.num_tokens == 0) return 0;
+  if (v.num_tokens == 0) return absl::OkStatus();
   int64_t extent = 0;
   int64_t bytes = 0;
   const bool fits = MulAdd(v.num_tokens - 1, v.num_tokens > 1 ? v.token_stride : 0, 0, &extent) &&
@@ -154,44 +155,9 @@ absl::StatusOr<int64_t> ValidateHeads(const HeadsView& v, const char* name, int 
         " with num_tokens=", v.num_tokens, ", num_heads=", v.num_heads, ", head_dim=", v.head_dim,
         " (need [T][H][D] or [H][T][D] strides, padding allowed)"));
   }
-  return extent;
+  return absl::OkStatus();
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// q and k (validated, same dtype, num_tokens >= 1) must not share an element.
-absl::Status ValidateDisjoint(const HeadsView& q, int64_t q_extent, const HeadsView& k,
-                              int64_t k_extent) {
-  const int64_t element_size = DTypeSize(q.dtype);
-  const uintptr_t q_begin = reinterpret_cast<uintptr_t>(q.data);
-  const uintptr_t k_begin = reinterpret_cast<uintptr_t>(k.data);
-  const uintptr_t q_end = q_begin + static_cast<uintptr_t>(q_extent * element_size);
-  const uintptr_t k_end = k_begin + static_cast<uintptr_t>(k_extent * element_size);
-  if (q_end <= k_begin || k_end <= q_begin) return absl::OkStatus();
-
-  // Token-major slices of one buffer with one token stride (q and k of a fused qkv): token t of
-  // q spans [t * ts, t * ts + q_span), token t' of k spans [d + t' * ts, d + t' * ts + k_span)
-  // (elements from q.data). With both spans <= ts only m = t - t' near d / ts can meet.
-  const int64_t ts = q.token_stride;
-  const int64_t q_span = (q.num_heads - 1) * (q.num_heads > 1 ? q.head_stride : 0) + q.head_dim;
-  const int64_t k_span = (k.num_heads - 1) * (k.num_heads > 1 ? k.head_stride : 0) + k.head_dim;
-  if (q.num_tokens > 1 && k.token_stride == ts && q_span <= ts && k_span <= ts) {
-    // Both pointers are element-aligned and the ranges overlap, so d is exact and small.
-    const int64_t d =
-        (static_cast<int64_t>(k_begin) - static_cast<int64_t>(q_begin)) / element_size;
-    const int64_t m0 = FloorDiv(d, ts);
-    bool meet = false;
-    for (int64_t m = m0 - 1; m <= m0 + 1; ++m) {
-      if (m < -(q.num_tokens - 1) || m > q.num_tokens - 1) continue;
-      meet = meet || (m * ts < d + k_span && d < m * ts + q_span);
-    }
-    if (!meet) return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("q and k overlap: q.data=", Hex(q.data), " spans ", q_extent,
-                   " elements, k.data=", Hex(k.data), " spans ", k_extent, " (token_stride ",
-                   q.token_stride, " vs ", k.token_stride, "); they must be disjoint"));
-}
 
 absl::Status ValidatePlanar(const PositionsView& pos, int64_t num_tokens) {
   if (pos.num_tokens != num_tokens) {
@@ -276,8 +242,8 @@ absl::Status ValidateMropeKernelArgs(const RotarySpec& spec, const MropeKernelAr
   MROPE_RETURN_IF_ERROR(ValidateSpec(spec, !uses_table));
   if (uses_table) MROPE_RETURN_IF_ERROR(ValidateTable(args.table, spec.rotary_dim / 2));
 
-  MROPE_ASSIGN_OR_RETURN(const int64_t q_extent, ValidateHeads(args.q, "q", spec.head_dim));
-  MROPE_ASSIGN_OR_RETURN(const int64_t k_extent, ValidateHeads(args.k, "k", spec.head_dim));
+  MROPE_RETURN_IF_ERROR(ValidateHeads(args.q, "q", spec.head_dim));
+  MROPE_RETURN_IF_ERROR(ValidateHeads(args.k, "k", spec.head_dim));
   if (args.q.dtype != args.k.dtype) {
     return absl::InvalidArgumentError(
         absl::StrCat("q.dtype=", static_cast<int>(args.q.dtype),
@@ -293,7 +259,7 @@ absl::Status ValidateMropeKernelArgs(const RotarySpec& spec, const MropeKernelAr
   }
   const int64_t num_tokens = args.q.num_tokens;
   if (num_tokens > 0) {
-    MROPE_RETURN_IF_ERROR(ValidateDisjoint(args.q, q_extent, args.k, k_extent));
+    MROPE_RETURN_IF_ERROR(ValidateDisjointHeads(args.q, args.k));
   }
 
   const bool planar = args.positions.data != nullptr;

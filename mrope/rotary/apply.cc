@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "mrope/rotary/heads_overlap.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
@@ -151,6 +152,7 @@ absl::Status RotateAll(const RotarySpec& spec, int64_t num_tokens, const HeadsVi
   MROPE_RETURN_IF_ERROR(ValidateRotarySpec(spec));
   MROPE_RETURN_IF_ERROR(ValidateHeads(q, "q", spec, num_tokens));
   MROPE_RETURN_IF_ERROR(ValidateHeads(k, "k", spec, num_tokens));
+  MROPE_RETURN_IF_ERROR(ValidateDisjointHeads(q, k));
   CosSin row[kMaxRotaryPairs];
   for (int64_t t = 0; t < num_tokens; ++t) {
     fill_row(t, row);

@@ -13,7 +13,8 @@
 // the views (dtype, head_dim == spec.head_dim, matching token counts, non-negative strides,
 // non-null data, no int64 overflow of the addressed extent) and every position (in
 // [0, kMaxPosition), or [0, table.max_position()) for the table variant). Errors are
-// InvalidArgument naming the field. Views must not overlap each other; that is not checked.
+// InvalidArgument naming the field. q and k must not share an element (ValidateDisjointHeads,
+// the check the CUDA kernel's validation uses).
 
 #include <vector>
 

@@ -288,6 +288,10 @@ TEST(ApplyTest, ValidationErrors) {
   bad = qv;
   bad.token_stride = -1;
   expect_error(ApplyMropeReference(spec, Positions(good), bad, none), "q strides must be >= 0");
+  // q and k sharing elements (k is q's second token here) would be rotated twice.
+  expect_error(ApplyMropeReference(spec, Positions(good), View(q.data(), 2, 1, 128),
+                                   View(q.data() + 128, 2, 1, 128)),
+               "q and k overlap");
   bad = qv;
   bad.data = nullptr;
   expect_error(ApplyMropeReference(spec, Positions(good), bad, none), "q.data is null");
