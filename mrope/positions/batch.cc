@@ -11,10 +11,35 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/position_arithmetic.h"
 
 namespace mrope {
 namespace {
+
+constexpr int64_t kBlock = 8;
+
+// Whether every value is 0 or 1, in blocks the compiler vectorises (no early exit per value).
+bool AllZeroOrOne(const int64_t* values, int64_t n) {
+  uint64_t high_bits = 0;  // bits other than bit 0 of any value; negative values set bit 63
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int64_t j = 0; j < kBlock; ++j) high_bits |= static_cast<uint64_t>(values[i + j]) >> 1;
+  }
+  for (; i < n; ++i) high_bits |= static_cast<uint64_t>(values[i]) >> 1;
+  return high_bits == 0;
+}
+
+// Sum of a 0/1 mask, blocked like AllZeroOrOne.
+int64_t CountOnes(const int64_t* mask, int64_t n) {
+  int64_t ones = 0;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int64_t j = 0; j < kBlock; ++j) ones += mask[i + j];
+  }
+  for (; i < n; ++i) ones += mask[i];
+  return ones;
+}
 
 absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) {
   const int64_t b = batch.batch_size;
@@ -42,12 +67,11 @@ absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) 
           absl::StrCat("attention_mask has ", batch.attention_mask.size(),
                        " entries, expected the shape of input_ids [", b, "][", l, "]"));
     }
-    for (int64_t i = 0; i < b * l; ++i) {
-      const int64_t v = batch.attention_mask[i];
-      if (v != 0 && v != 1) {
-        return absl::InvalidArgumentError(absl::StrCat("attention_mask[", i / l, "][", i % l,
-                                                       "] must be 0 or 1, got ", v));
-      }
+    const int64_t* mask = batch.attention_mask.data();
+    if (!AllZeroOrOne(mask, b * l)) {
+      const int64_t i = std::find_if(mask, mask + b * l, [](int64_t v) { return v != 0 && v != 1; }) - mask;
+      return absl::InvalidArgumentError(absl::StrCat("attention_mask[", i / l, "][", i % l,
+                                                     "] must be 0 or 1, got ", mask[i]));
     }
   }
   return absl::OkStatus();
@@ -92,7 +116,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
       while (first < l && mask[first] == 0) ++first;
       while (last > first && mask[last - 1] == 0) --last;
       real_tokens = ids.subspan(first, last - first);
-      if (std::find(mask + first, mask + last, 0) != mask + last) {
+      if (CountOnes(mask + first, last - first) != last - first) {  // a hole inside
         gathered.clear();
         for (int64_t c = first; c < last; ++c) {
           if (mask[c] == 1) {
@@ -199,8 +223,8 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
     if (columns.empty()) {  // contiguous: pads around one run
       const int64_t c = plan.first_column[row];
       for (Out* p : planes) {
-        std::fill(p, p + c, pad);
-        std::fill(p + c + n, p + l, pad);
+        FillConstant(p, c, pad);
+        FillConstant(p + c + n, l - c - n, pad);
       }
       MROPE_RETURN_IF_ERROR(seq.Fill<Out>(0, n, {planes[0] + c, planes[1] + c, planes[2] + c}));
       continue;
@@ -209,7 +233,7 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
     MROPE_RETURN_IF_ERROR(
         seq.Fill<Out>(0, n, {scratch.data(), scratch.data() + n, scratch.data() + 2 * n}));
     for (int axis = 0; axis < 3; ++axis) {
-      std::fill(planes[axis], planes[axis] + l, pad);
+      FillConstant(planes[axis], l, pad);
       for (int64_t i = 0; i < n; ++i) planes[axis][columns[i]] = scratch[axis * n + i];
     }
   }
