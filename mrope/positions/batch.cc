@@ -30,17 +30,6 @@ bool AllZeroOrOne(const int64_t* values, int64_t n) {
   return high_bits == 0;
 }
 
-// Sum of a 0/1 mask, blocked like AllZeroOrOne.
-int64_t CountOnes(const int64_t* mask, int64_t n) {
-  int64_t ones = 0;
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    for (int64_t j = 0; j < kBlock; ++j) ones += mask[i + j];
-  }
-  for (; i < n; ++i) ones += mask[i];
-  return ones;
-}
-
 absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) {
   const int64_t b = batch.batch_size;
   const int64_t l = batch.seq_len;
@@ -116,7 +105,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
       while (first < l && mask[first] == 0) ++first;
       while (last > first && mask[last - 1] == 0) --last;
       real_tokens = ids.subspan(first, last - first);
-      if (CountOnes(mask + first, last - first) != last - first) {  // a hole inside
+      if (RunEnd(absl::MakeConstSpan(mask, last), first, 1) != last) {  // a hole inside
         gathered.clear();
         for (int64_t c = first; c < last; ++c) {
           if (mask[c] == 1) {

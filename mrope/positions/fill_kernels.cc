@@ -1,6 +1,7 @@
 #include "mrope/positions/fill_kernels.h"
 
 #include <cstdint>
+#include <cstring>
 
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
 #define MROPE_STORE_CLONES __attribute__((target_clones("avx2", "default")))
@@ -46,6 +47,18 @@ MROPE_STORE_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
 }
 MROPE_STORE_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
   Blocked(out, n, [base, offset](int64_t i) { return base + static_cast<float>(offset + i); });
+}
+
+int64_t RunEnd(absl::Span<const int64_t> values, int64_t begin, int64_t value) {
+  constexpr int64_t kRunBlock = 64;
+  int64_t block[kRunBlock];
+  Blocked(block, kRunBlock, [value](int64_t) { return value; });
+  const int64_t n = values.size();
+  const int64_t* v = values.data();
+  int64_t i = begin;
+  while (i + kRunBlock <= n && std::memcmp(v + i, block, sizeof(block)) == 0) i += kRunBlock;
+  while (i < n && v[i] == value) ++i;
+  return i;
 }
 
 }  // namespace mrope

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/fill_kernels.h"
 
 namespace mrope {
 namespace {
@@ -28,22 +29,7 @@ absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what));
 }
 
-constexpr int64_t kScanBlock = 8;
-
-// End of the run of tokens from `begin` that equal `id`. Whole blocks are tested with an OR of
-// XORs (no early exit inside a block), which the compiler vectorises.
-int64_t RunEnd(absl::Span<const int64_t> tokens, int64_t begin, int64_t id) {
-  const int64_t n = tokens.size();
-  const int64_t* t = tokens.data();
-  int64_t i = begin;
-  for (; i + kScanBlock <= n; i += kScanBlock) {
-    int64_t differs = 0;
-    for (int64_t j = 0; j < kScanBlock; ++j) differs |= t[i + j] ^ id;
-    if (differs != 0) break;
-  }
-  while (i < n && t[i] == id) ++i;
-  return i;
-}
+constexpr int64_t kScanBlock = 64;
 
 // End of the run of plain text tokens from `begin`: ids in [0, first_marker). Whole blocks are
 // tested at once: x is outside that range iff x or (first_marker - 1 - x) has its sign bit set
