@@ -102,7 +102,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     absl::Span<const int64_t> real_tokens = ids;
     if (!batch.attention_mask.empty()) {
       const int64_t* mask = batch.attention_mask.data() + row * l;
-      while (first < l && mask[first] == 0) ++first;
+      first = RunEnd(absl::MakeConstSpan(mask, l), 0, 0);  // left padding
       while (last > first && mask[last - 1] == 0) --last;
       real_tokens = ids.subspan(first, last - first);
       if (RunEnd(absl::MakeConstSpan(mask, last), first, 1) != last) {  // a hole inside
