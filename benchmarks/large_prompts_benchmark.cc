@@ -11,6 +11,7 @@
 //   TokenIds/<prompt>/padded/int64   scan + validate + plan + fill of the padded batch
 //   Spans/<prompt>/<layout>/<type>   plan + fill from spans (what a runtime that knows where
 //                                    media sit calls)
+//   PlanFillReused/<prompt>/packed/<type>  plan + fill into a reused buffer (no allocation)
 //   Plan/<prompt>                    the plan alone (spans in)
 //   Memset/<prompt>/<layout>/<type>  memset of the same output bytes
 //   PlanScaling/<block>/<tokens>     the plan of one growing media block
@@ -111,6 +112,29 @@ void Memset(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
 
+// Plan + fill of the packed layout into a buffer the caller reuses (a runtime's own tensor): the
+// service's std::vector result is zero-filled on allocation before it is written.
+template <typename Out>
+void PlanFillReused(benchmark::State& state, const LargePrompt& prompt) {
+  std::vector<Out> out(3 * prompt.real_tokens);
+  const int64_t total = prompt.real_tokens;
+  for (auto _ : state) {
+    auto plan = prompt.service.Plan(prompt.spans);
+    if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
+    int64_t at = 0;
+    for (const SequencePositions& row : plan->rows) {
+      Out* base = out.data() + at;
+      if (!row.Fill<Out>(0, row.num_tokens(), {base, base + total, base + 2 * total}).ok()) {
+        state.SkipWithError("fill failed");
+      }
+      at += row.num_tokens();
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
+}
+
 void Plan(benchmark::State& state, const LargePrompt& prompt) {
   for (auto _ : state) {
     auto plan = prompt.service.Plan(prompt.spans);
@@ -135,6 +159,8 @@ void RegisterOutputType(const LargePrompt& p, const char* type) {
   });
   benchmark::RegisterBenchmark(name("Memset", "packed").c_str(),
                                [&p](benchmark::State& s) { Memset<Out>(s, p, p.real_tokens); });
+  benchmark::RegisterBenchmark(name("PlanFillReused", "packed").c_str(),
+                               [&p](benchmark::State& s) { PlanFillReused<Out>(s, p); });
 }
 
 void RegisterPrompt(const LargePrompt& p) {
