@@ -196,13 +196,13 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   return plan;
 }
 
-template <typename Out>
-absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
+template <typename Out, typename Alloc>
+absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out) {
   const int64_t b = plan.batch_size;
   const int64_t l = plan.seq_len;
   const Out pad = static_cast<Out>(plan.pad_value);
   out.resize(3 * b * l);
-  std::vector<Out> scratch;
+  PositionBuffer<Out> scratch;
   for (int64_t row = 0; row < b; ++row) {
     const SequencePositions& seq = plan.rows[row];
     const std::vector<int64_t>& columns = plan.scattered_columns[row];
@@ -229,8 +229,8 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
   return absl::OkStatus();
 }
 
-template <typename Out>
-absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& out) {
+template <typename Out, typename Alloc>
+absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, Alloc>& out) {
   // Hardening (tests/regression/positions_regression_test.cc): this used the default limits,
   // not the plan's, and did not bound B * steps, so one request could allocate 3 * 4096 * 2^24
   // positions.
@@ -265,11 +265,18 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& 
   return absl::OkStatus();
 }
 
-template absl::Status FillBatch<int64_t>(const BatchPlan&, std::vector<int64_t>&);
-template absl::Status FillBatch<int32_t>(const BatchPlan&, std::vector<int32_t>&);
-template absl::Status FillBatch<float>(const BatchPlan&, std::vector<float>&);
-template absl::Status FillDecode<int64_t>(const BatchPlan&, int64_t, std::vector<int64_t>&);
-template absl::Status FillDecode<int32_t>(const BatchPlan&, int64_t, std::vector<int32_t>&);
-template absl::Status FillDecode<float>(const BatchPlan&, int64_t, std::vector<float>&);
+// For std::vector (callers that keep their own) and PositionBuffer (the service's results).
+template absl::Status FillBatch(const BatchPlan&, std::vector<int64_t>&);
+template absl::Status FillBatch(const BatchPlan&, std::vector<int32_t>&);
+template absl::Status FillBatch(const BatchPlan&, std::vector<float>&);
+template absl::Status FillBatch(const BatchPlan&, PositionBuffer<int64_t>&);
+template absl::Status FillBatch(const BatchPlan&, PositionBuffer<int32_t>&);
+template absl::Status FillBatch(const BatchPlan&, PositionBuffer<float>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, std::vector<int64_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, std::vector<int32_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, std::vector<float>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, PositionBuffer<int64_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, PositionBuffer<int32_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, PositionBuffer<float>&);
 
 }  // namespace mrope
