@@ -514,12 +514,25 @@ class SpanWriter {
   void WriteRows(Scalar base, int64_t r, int64_t n, Out* h, Out* w) const {
     const int64_t width = s_.merged_grid.w;
     int64_t row = r / width;
-    int64_t col = r - row * width;
-    for (int64_t o = 0; o < n; ++row, col = 0) {
+    const int64_t first_col = r - row * width;
+    for (int64_t o = 0, col = first_col; o < n; ++row, col = 0) {
       const int64_t m = std::min(width - col, n - o);
       ConstantRun(h + o, m, base, row);
-      CountingRun(w + o, m, base, col);
       o += m;
+    }
+    // w is the same in every row, so after the first row's tail only one row is computed and the
+    // rest is copied in doubling blocks (rows are often 16-22 tokens: one kernel call per row
+    // cost more than the stores).
+    const int64_t head = first_col == 0 ? 0 : std::min(width - first_col, n);
+    CountingRun(w, head, base, first_col);
+    Out* rows = w + head;
+    const int64_t rest = n - head;
+    int64_t done = std::min(width, rest);
+    CountingRun(rows, done, base, 0);
+    while (done < rest) {
+      const int64_t c = std::min(done, rest - done);  // done is a whole number of rows
+      std::memcpy(rows + done, rows, c * sizeof(Out));
+      done += c;
     }
   }
 
