@@ -70,6 +70,16 @@ bool HasGrids(const MediaInputs& media) {
   return !media.image_grid_thw.empty() || !media.video_grid_thw.empty();
 }
 
+// Room for b rows in every per-row vector of the plan (rows are large to move).
+void ReserveRows(int64_t b, BatchPlan& plan) {
+  plan.rows.reserve(b);
+  plan.first_column.reserve(b);
+  plan.scattered_columns.reserve(b);
+  plan.deltas.reserve(b);
+  plan.decode_deltas.reserve(b);
+  plan.decode_offsets.reserve(b);
+}
+
 }  // namespace
 
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
@@ -88,6 +98,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   plan.float_positions = fp;
   plan.text_only_path = !vllm && !HasGrids(batch.media);
   plan.pad_value = vllm ? 0 : (fp && !plan.text_only_path ? 0 : 1);
+  ReserveRows(batch.batch_size, plan);
 
   const int64_t l = batch.seq_len;
   MediaCursor cursor;
@@ -137,7 +148,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
       MROPE_ASSIGN_OR_RETURN(spans, ScanRow(config, real_tokens, batch.media, cursor, row));
     }
     MROPE_ASSIGN_OR_RETURN(SequencePositions seq,
-                           SequencePositions::Create(config, std::move(spans), limits));
+                           SequencePositions::Create(config, spans, limits));
     const int64_t pads = l - n;
     double row_max = seq.max_position();
     if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
@@ -168,6 +179,7 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   plan.batch_size = b;
   plan.float_positions = PolicyFor(config).float_positions;
   plan.pad_value = 0;
+  ReserveRows(b, plan);
   for (int64_t i = 0; i < b; ++i) {
     if (sequences[i].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("sequences[", i, "] has no spans"));

@@ -223,7 +223,7 @@ struct GridStream {
 }  // namespace
 
 absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& config,
-                                                            std::vector<Span> spans,
+                                                            absl::Span<const Span> spans,
                                                             const PositionLimits& limits) {
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   SequencePositions seq;

@@ -67,7 +67,7 @@ class SequencePositions {
   // multi-frame Qwen3-VL video blocks, open blocks that are not last, ...), bad grids and
   // seconds, and anything over `limits`, before allocating.
   static absl::StatusOr<SequencePositions> Create(const ModelConfig& config,
-                                                  std::vector<Span> spans,
+                                                  absl::Span<const Span> spans,
                                                   const PositionLimits& limits = {});
 
   int64_t num_tokens() const { return num_tokens_; }
