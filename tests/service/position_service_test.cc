@@ -103,20 +103,18 @@ TEST(PositionServiceTest, AutoOutputTypeFollowsTheModel) {
 // whose memory holds a sentinel and compare with a zero-initialised std::vector.
 TEST(PositionServiceTest, PositionBufferEntriesAreAllWritten) {
   const GoldenServiceCase c = ReadGoldenCase("qwen2_5_vl", "case_015.json");  // padded, video
-  auto prompt = PromptFromProto(c.request);
-  ASSERT_TRUE(prompt.ok()) << prompt.status();
-  auto plan = PlanBatch(c.model.positions, prompt->batch);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Prompt prompt = PromptFromProto(c.request).value();
+  const BatchPlan plan = PlanBatch(c.model.positions, prompt.batch).value();
   std::vector<int64_t> want, want_decode;
-  ASSERT_TRUE(FillBatch(*plan, want).ok());
-  ASSERT_TRUE(FillDecode(*plan, 3, want_decode).ok());
+  ASSERT_TRUE(FillBatch(plan, want).ok());
+  ASSERT_TRUE(FillDecode(plan, 3, want_decode).ok());
 
   PositionBuffer<int64_t> got(want.size() + 64, -7);
   PositionBuffer<int64_t> got_decode(want_decode.size() + 64, -7);
   got.clear();
   got_decode.clear();
-  ASSERT_TRUE(FillBatch(*plan, got).ok());
-  ASSERT_TRUE(FillDecode(*plan, 3, got_decode).ok());
+  ASSERT_TRUE(FillBatch(plan, got).ok());
+  ASSERT_TRUE(FillDecode(plan, 3, got_decode).ok());
   EXPECT_THAT(got, ElementsAreArray(want));
   EXPECT_THAT(got_decode, ElementsAreArray(want_decode));
 }
