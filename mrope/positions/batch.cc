@@ -11,10 +11,24 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/position_arithmetic.h"
 
 namespace mrope {
 namespace {
+
+constexpr int64_t kBlock = 8;
+
+// Whether every value is 0 or 1, in blocks the compiler vectorises (no early exit per value).
+bool AllZeroOrOne(const int64_t* values, int64_t n) {
+  uint64_t high_bits = 0;  // bits other than bit 0 of any value; negative values set bit 63
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int64_t j = 0; j < kBlock; ++j) high_bits |= static_cast<uint64_t>(values[i + j]) >> 1;
+  }
+  for (; i < n; ++i) high_bits |= static_cast<uint64_t>(values[i]) >> 1;
+  return high_bits == 0;
+}
 
 absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) {
   const int64_t b = batch.batch_size;
@@ -42,12 +56,11 @@ absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) 
           absl::StrCat("attention_mask has ", batch.attention_mask.size(),
                        " entries, expected the shape of input_ids [", b, "][", l, "]"));
     }
-    for (int64_t i = 0; i < b * l; ++i) {
-      const int64_t v = batch.attention_mask[i];
-      if (v != 0 && v != 1) {
-        return absl::InvalidArgumentError(absl::StrCat("attention_mask[", i / l, "][", i % l,
-                                                       "] must be 0 or 1, got ", v));
-      }
+    const int64_t* mask = batch.attention_mask.data();
+    if (!AllZeroOrOne(mask, b * l)) {
+      const int64_t i = std::find_if(mask, mask + b * l, [](int64_t v) { return v != 0 && v != 1; }) - mask;
+      return absl::InvalidArgumentError(absl::StrCat("attention_mask[", i / l, "][", i % l,
+                                                     "] must be 0 or 1, got ", mask[i]));
     }
   }
   return absl::OkStatus();
@@ -55,6 +68,16 @@ absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) 
 
 bool HasGrids(const MediaInputs& media) {
   return !media.image_grid_thw.empty() || !media.video_grid_thw.empty();
+}
+
+// Room for b rows in every per-row vector of the plan (rows are large to move).
+void ReserveRows(int64_t b, BatchPlan& plan) {
+  plan.rows.reserve(b);
+  plan.first_column.reserve(b);
+  plan.scattered_columns.reserve(b);
+  plan.deltas.reserve(b);
+  plan.decode_deltas.reserve(b);
+  plan.decode_offsets.reserve(b);
 }
 
 }  // namespace
@@ -75,6 +98,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   plan.float_positions = fp;
   plan.text_only_path = !vllm && !HasGrids(batch.media);
   plan.pad_value = vllm ? 0 : (fp && !plan.text_only_path ? 0 : 1);
+  ReserveRows(batch.batch_size, plan);
 
   const int64_t l = batch.seq_len;
   MediaCursor cursor;
@@ -89,10 +113,10 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     absl::Span<const int64_t> real_tokens = ids;
     if (!batch.attention_mask.empty()) {
       const int64_t* mask = batch.attention_mask.data() + row * l;
-      while (first < l && mask[first] == 0) ++first;
+      first = RunEnd(absl::MakeConstSpan(mask, l), 0, 0);  // left padding
       while (last > first && mask[last - 1] == 0) --last;
       real_tokens = ids.subspan(first, last - first);
-      if (std::find(mask + first, mask + last, 0) != mask + last) {
+      if (RunEnd(absl::MakeConstSpan(mask, last), first, 1) != last) {  // a hole inside
         gathered.clear();
         for (int64_t c = first; c < last; ++c) {
           if (mask[c] == 1) {
@@ -124,7 +148,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
       MROPE_ASSIGN_OR_RETURN(spans, ScanRow(config, real_tokens, batch.media, cursor, row));
     }
     MROPE_ASSIGN_OR_RETURN(SequencePositions seq,
-                           SequencePositions::Create(config, std::move(spans), limits));
+                           SequencePositions::Create(config, spans, limits));
     const int64_t pads = l - n;
     double row_max = seq.max_position();
     if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
@@ -155,6 +179,7 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   plan.batch_size = b;
   plan.float_positions = PolicyFor(config).float_positions;
   plan.pad_value = 0;
+  ReserveRows(b, plan);
   for (int64_t i = 0; i < b; ++i) {
     if (sequences[i].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("sequences[", i, "] has no spans"));
@@ -183,13 +208,13 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   return plan;
 }
 
-template <typename Out>
-absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
+template <typename Out, typename Alloc>
+absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out) {
   const int64_t b = plan.batch_size;
   const int64_t l = plan.seq_len;
   const Out pad = static_cast<Out>(plan.pad_value);
   out.resize(3 * b * l);
-  std::vector<Out> scratch;
+  PositionBuffer<Out> scratch;
   for (int64_t row = 0; row < b; ++row) {
     const SequencePositions& seq = plan.rows[row];
     const std::vector<int64_t>& columns = plan.scattered_columns[row];
@@ -199,8 +224,8 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
     if (columns.empty()) {  // contiguous: pads around one run
       const int64_t c = plan.first_column[row];
       for (Out* p : planes) {
-        std::fill(p, p + c, pad);
-        std::fill(p + c + n, p + l, pad);
+        FillConstant(p, c, pad);
+        FillConstant(p + c + n, l - c - n, pad);
       }
       MROPE_RETURN_IF_ERROR(seq.Fill<Out>(0, n, {planes[0] + c, planes[1] + c, planes[2] + c}));
       continue;
@@ -209,15 +234,15 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out) {
     MROPE_RETURN_IF_ERROR(
         seq.Fill<Out>(0, n, {scratch.data(), scratch.data() + n, scratch.data() + 2 * n}));
     for (int axis = 0; axis < 3; ++axis) {
-      std::fill(planes[axis], planes[axis] + l, pad);
+      FillConstant(planes[axis], l, pad);
       for (int64_t i = 0; i < n; ++i) planes[axis][columns[i]] = scratch[axis * n + i];
     }
   }
   return absl::OkStatus();
 }
 
-template <typename Out>
-absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& out) {
+template <typename Out, typename Alloc>
+absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, Alloc>& out) {
   // Hardening (tests/regression/positions_regression_test.cc): this used the default limits,
   // not the plan's, and did not bound B * steps, so one request could allocate 3 * 4096 * 2^24
   // positions.
@@ -252,11 +277,18 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& 
   return absl::OkStatus();
 }
 
-template absl::Status FillBatch<int64_t>(const BatchPlan&, std::vector<int64_t>&);
-template absl::Status FillBatch<int32_t>(const BatchPlan&, std::vector<int32_t>&);
-template absl::Status FillBatch<float>(const BatchPlan&, std::vector<float>&);
-template absl::Status FillDecode<int64_t>(const BatchPlan&, int64_t, std::vector<int64_t>&);
-template absl::Status FillDecode<int32_t>(const BatchPlan&, int64_t, std::vector<int32_t>&);
-template absl::Status FillDecode<float>(const BatchPlan&, int64_t, std::vector<float>&);
+// For std::vector (callers that keep their own) and PositionBuffer (the service's results).
+template absl::Status FillBatch(const BatchPlan&, std::vector<int64_t>&);
+template absl::Status FillBatch(const BatchPlan&, std::vector<int32_t>&);
+template absl::Status FillBatch(const BatchPlan&, std::vector<float>&);
+template absl::Status FillBatch(const BatchPlan&, PositionBuffer<int64_t>&);
+template absl::Status FillBatch(const BatchPlan&, PositionBuffer<int32_t>&);
+template absl::Status FillBatch(const BatchPlan&, PositionBuffer<float>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, std::vector<int64_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, std::vector<int32_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, std::vector<float>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, PositionBuffer<int64_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, PositionBuffer<int32_t>&);
+template absl::Status FillDecode(const BatchPlan&, int64_t, PositionBuffer<float>&);
 
 }  // namespace mrope

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/positions/position_buffer.h"
 #include "mrope/positions/scanner.h"
 #include "mrope/positions/sequence_positions.h"
 
@@ -60,15 +61,17 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
                                         const std::vector<std::vector<Span>>& sequences,
                                         const PositionLimits& limits = {});
 
-// Writes positions [3][B][L] (planar: axis, then row, then column) into `out`, which must have
-// 3 * B * L entries.
-template <typename Out>
-absl::Status FillBatch(const BatchPlan& plan, std::vector<Out>& out);
+// Resizes `out` to 3 * B * L and writes positions [3][B][L] (planar: axis, then row, then
+// column) into it. `out` is a std::vector<Out> or a PositionBuffer<Out> (which skips the
+// zero-fill of the resize).
+template <typename Out, typename Alloc>
+absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out);
 
-// Writes the positions of the next `steps` generated tokens, [3][B][steps]. Refuses steps over
-// plan.limits.max_decode_steps and B * steps over plan.limits.max_total_tokens.
-template <typename Out>
-absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out>& out);
+// Resizes `out` to 3 * B * steps and writes the positions of the next `steps` generated tokens,
+// [3][B][steps], into it. Refuses steps over plan.limits.max_decode_steps and B * steps over
+// plan.limits.max_total_tokens.
+template <typename Out, typename Alloc>
+absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, Alloc>& out);
 
 }  // namespace mrope
 

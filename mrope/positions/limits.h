@@ -18,6 +18,10 @@ struct PositionLimits {
   int64_t max_decode_steps = int64_t{1} << 24;       // decode window length
 };
 
+// Largest token id accepted in input_ids. Ids are vocabulary indices: negative ids and ids above
+// this bound are refused (they are not a resource limit, so not part of PositionLimits).
+inline constexpr int64_t kMaxTokenId = int64_t{1} << 62;
+
 }  // namespace mrope
 
 #endif  // MROPE_POSITIONS_LIMITS_H_

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/fill_kernels.h"
 
 namespace mrope {
 namespace {
@@ -28,14 +29,26 @@ absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what));
 }
 
-// Counts the run of tokens from `begin` that are in `ids` (one or two token ids).
-int64_t RunLength(absl::Span<const int64_t> tokens, int64_t begin, int64_t id_a, int64_t id_b) {
-  int64_t end = begin;
-  while (end < static_cast<int64_t>(tokens.size()) &&
-         (tokens[end] == id_a || tokens[end] == id_b)) {
-    ++end;
+constexpr int64_t kScanBlock = 64;
+
+// End of the run of plain text tokens from `begin`: ids in [0, first_marker). Whole blocks are
+// tested at once: x is outside that range iff x or (first_marker - 1 - x) has its sign bit set
+// in uint64 arithmetic, so negative ids also end the run.
+int64_t TextRunEnd(absl::Span<const int64_t> tokens, int64_t begin, int64_t first_marker) {
+  const int64_t n = tokens.size();
+  const int64_t* t = tokens.data();
+  const uint64_t last_text = static_cast<uint64_t>(first_marker) - 1;
+  int64_t i = begin;
+  for (; i + kScanBlock <= n; i += kScanBlock) {
+    uint64_t outside = 0;
+    for (int64_t j = 0; j < kScanBlock; ++j) {
+      const uint64_t x = static_cast<uint64_t>(t[i + j]);
+      outside |= x | (last_text - x);
+    }
+    if (outside >> 63 != 0) break;
   }
-  return end - begin;
+  while (i < n && t[i] >= 0 && t[i] < first_marker) ++i;
+  return i;
 }
 
 class RowScanner {
@@ -62,10 +75,11 @@ class RowScanner {
     }
     for (int64_t i = 0; i < n;) {
       const int64_t text_begin = i;
-      while (i < n && tokens_[i] < smallest_marker) ++i;
+      i = TextRunEnd(tokens_, i, smallest_marker);
       text_run += i - text_begin;
       if (i == n) break;
       const int64_t token = tokens_[i];
+      MROPE_RETURN_IF_ERROR(CheckTokenId(i));
       int64_t consumed = 0;
       if (token == ids_.vision_start) {
         FlushText(text_run);
@@ -92,6 +106,24 @@ class RowScanner {
   void FlushText(int64_t& text_run) {
     if (text_run > 0) spans_.push_back(Span::Text(text_run));
     text_run = 0;
+  }
+
+  // Ids are vocabulary indices. Every token is either in a text run (TextRunEnd stops at a bad
+  // id), equal to a marker, or where a run stopped: the scanner checks it there.
+  absl::Status CheckTokenId(int64_t index) const {
+    if (index >= static_cast<int64_t>(tokens_.size())) return absl::OkStatus();
+    const int64_t id = tokens_[index];
+    if (id >= 0 && id <= kMaxTokenId) return absl::OkStatus();
+    return RowError(row_, index,
+                    absl::StrCat("input_ids value ", id, " is not a token id (must be in [0, ",
+                                 kMaxTokenId, "])"));
+  }
+
+  // Length of the run of `id` tokens from `begin`; the token that ends it must be a valid id.
+  absl::StatusOr<int64_t> MediaRun(int64_t begin, int64_t id) const {
+    const int64_t end = RunEnd(tokens_, begin, id);
+    MROPE_RETURN_IF_ERROR(CheckTokenId(end));
+    return end - begin;
   }
 
   // Checks the end marker(s) at `at`; returns whether the block is closed.
@@ -173,7 +205,7 @@ class RowScanner {
     }
     const Grid& grid = media_.image_grid_thw[cursor_.image];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "image_grid_thw", cursor_.image, grid));
-    const int64_t found = RunLength(tokens_, i + 1, ids_.image, ids_.image);
+    MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.image));
     MROPE_RETURN_IF_ERROR(CheckCount(
         i, "image", found, GridTokens(grid),
         absl::StrCat("image_grid_thw[", cursor_.image, "]")));
@@ -195,7 +227,7 @@ class RowScanner {
     const Grid& full = media_.video_grid_thw[video];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", video, full));
     Grid grid = full;
-    const int64_t found = RunLength(tokens_, i + 1, ids_.video, ids_.video);
+    MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.video));
     if (policy_.video_frames_as_blocks) {
       grid.t = 1;  // each frame is its own block
       if (full.t > 1 && found == GridTokens(full)) {
@@ -238,7 +270,7 @@ class RowScanner {
 
   absl::StatusOr<int64_t> ScanAudioBlock(int64_t i) {
     MROPE_ASSIGN_OR_RETURN(const int64_t expected, NextAudioTokens(i));
-    const int64_t found = RunLength(tokens_, i + 1, ids_.audio, ids_.audio);
+    MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.audio));
     MROPE_RETURN_IF_ERROR(CheckCount(i, "audio", found, expected,
                                      absl::StrCat("audio_feature_lengths[", cursor_.audio, "]")));
     MROPE_RETURN_IF_ERROR(ExpectEnd(i + 1 + found, {ids_.audio_end}, "audio").status());
@@ -262,9 +294,18 @@ class RowScanner {
     const Grid& grid = media_.video_grid_thw[cursor_.video];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", cursor_.video, grid));
     MROPE_ASSIGN_OR_RETURN(const int64_t audio_tokens, NextAudioTokens(i));
-    const int64_t body = RunLength(tokens_, i + 2, ids_.video, ids_.audio);
+    // The body alternates runs of video and audio tokens.
+    int64_t body_end = i + 2;
     int64_t video_found = 0;
-    for (int64_t j = i + 2; j < i + 2 + body; ++j) video_found += tokens_[j] == ids_.video;
+    while (true) {
+      const int64_t video_end = RunEnd(tokens_, body_end, ids_.video);
+      const int64_t audio_end = RunEnd(tokens_, video_end, ids_.audio);
+      if (audio_end == body_end) break;
+      video_found += video_end - body_end;
+      body_end = audio_end;
+    }
+    MROPE_RETURN_IF_ERROR(CheckTokenId(body_end));
+    const int64_t body = body_end - (i + 2);
     MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video video", video_found, GridTokens(grid),
                                      absl::StrCat("video_grid_thw[", cursor_.video, "]")));
     MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video audio", body - video_found, audio_tokens,

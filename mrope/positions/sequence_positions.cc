@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -11,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/position_arithmetic.h"
 
 namespace mrope {
@@ -149,17 +151,21 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
 }
 
 // HF's get_chunked_index: splits a non-decreasing index sequence into chunks of
-// `tokens_per_chunk` position units; returns the chunk boundaries [b0=0, b1, ..., len].
-template <typename IndexAt>
-std::vector<int64_t> ChunkBoundaries(int64_t length, int64_t tokens_per_chunk, IndexAt index_at) {
+// `tokens_per_chunk` position units; returns the chunk boundaries [b0=0, b1, ..., len]. HF walks
+// the tokens and closes at most one chunk per token: chunk c closes at the first token after the
+// previous boundary whose index reaches c * tokens_per_chunk. `first_reaching(from, x)` gives
+// the first token >= from whose index is >= x (or length), so this costs O(chunks).
+template <typename FirstReaching>
+std::vector<int64_t> ChunkBoundaries(int64_t length, int64_t tokens_per_chunk,
+                                     FirstReaching first_reaching) {
   std::vector<int64_t> bounds = {0};
-  int64_t current_chunk = 1;
-  for (int64_t i = 0; i < length; ++i) {
+  int64_t from = 0;
+  for (int64_t chunk = 1;; ++chunk) {
     // In double: exact for every product below 2^53, and no int64 overflow for large limits.
-    if (index_at(i) >= static_cast<double>(current_chunk) * tokens_per_chunk) {
-      bounds.push_back(i);
-      ++current_chunk;
-    }
+    const int64_t at = first_reaching(from, static_cast<double>(chunk) * tokens_per_chunk);
+    if (at >= length) break;
+    bounds.push_back(at);
+    from = at + 1;
   }
   bounds.push_back(length);
   return bounds;
@@ -184,28 +190,40 @@ struct GridStream {
                                      static_cast<double>(g.w - 1)});
     return AddPositions(float_positions, span->media_base, largest);
   }
-  // Max over axes of the stream tokens [begin, end) (non-empty).
+  // Max over axes of the stream tokens [begin, end) (non-empty), in O(1).
   double MaxOver(int64_t begin, int64_t end) const {
     const int64_t w = span->merged_grid.w;
     const int64_t k_last = (end - 1) / per_frame();
-    int64_t max_row = 0;
-    int64_t max_col = 0;
-    for (int64_t v = begin; v < end; ++v) {
-      const int64_t r = v % per_frame();
-      max_row = std::max(max_row, r / w);
-      max_col = std::max(max_col, r % w);
+    const int64_t first = begin % per_frame();
+    const int64_t last = (end - 1) % per_frame();
+    int64_t max_row = span->merged_grid.h - 1;
+    int64_t max_col = w - 1;
+    if (begin / per_frame() == k_last) {  // within one frame: rows first / w .. last / w
+      max_row = last / w;
+      if (first / w == max_row) max_col = last % w;
     }
     const double base = span->media_base;
     return std::max({AddPositions(float_positions, base, TimeAt(k_last)),
                      AddPositions(float_positions, base, static_cast<double>(max_row)),
                      AddPositions(float_positions, base, static_cast<double>(max_col))});
   }
+  // The first stream token >= from whose time index is >= x, or the stream's length. Time
+  // indices never decrease, so the frame cursor only moves forward over a block's calls.
+  int64_t FirstReaching(int64_t from, double x, int64_t& frame_cursor) const {
+    const int64_t frames = span->merged_grid.t;
+    const int64_t k = from / per_frame();
+    if (k >= frames) return from;
+    if (TimeAt(k) >= x) return from;
+    frame_cursor = std::max(frame_cursor, k + 1);
+    while (frame_cursor < frames && TimeAt(frame_cursor) < x) ++frame_cursor;
+    return frame_cursor * per_frame();
+  }
 };
 
 }  // namespace
 
 absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& config,
-                                                            std::vector<Span> spans,
+                                                            absl::Span<const Span> spans,
                                                             const PositionLimits& limits) {
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   SequencePositions seq;
@@ -266,11 +284,19 @@ absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& c
         if (policy.audio_in_video == AudioInVideoOrder::kChunked) {
           const int64_t per_chunk =
               static_cast<int64_t>(config.position_id_per_seconds * config.seconds_per_chunk);
-          const auto v_bounds = ChunkBoundaries(video_tokens, per_chunk, [&](int64_t v) {
-            return video.TimeAt(v / video.per_frame());
-          });
-          const auto a_bounds = ChunkBoundaries(span.audio_tokens, per_chunk,
-                                                [](int64_t j) { return static_cast<double>(j); });
+          int64_t frame_cursor = 0;
+          const auto v_bounds =
+              ChunkBoundaries(video_tokens, per_chunk, [&](int64_t from, double x) {
+                return video.FirstReaching(from, x, frame_cursor);
+              });
+          // Audio token j has index j.
+          const int64_t audio_tokens = span.audio_tokens;
+          const auto a_bounds =
+              ChunkBoundaries(audio_tokens, per_chunk, [audio_tokens](int64_t from, double x) {
+                return x >= static_cast<double>(audio_tokens)
+                           ? audio_tokens
+                           : std::max(from, static_cast<int64_t>(std::ceil(x)));
+              });
           for (size_t c = 0; c + 1 < std::max(v_bounds.size(), a_bounds.size()); ++c) {
             if (c + 1 < v_bounds.size()) runs.push_back({true, v_bounds[c], v_bounds[c + 1]});
             if (c + 1 < a_bounds.size()) runs.push_back({false, a_bounds[c], a_bounds[c + 1]});
@@ -294,8 +320,17 @@ absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& c
               push(true, v, frame_end);
               v = frame_end;
             } else {
+              // Audio positions never decrease: binary search the first at or past video_t.
               int64_t e = a;
-              while (e < span.audio_tokens && audio_at(e) < video_t) ++e;
+              int64_t e_end = span.audio_tokens;
+              while (e < e_end) {
+                const int64_t mid = e + (e_end - e) / 2;
+                if (audio_at(mid) < video_t) {
+                  e = mid + 1;
+                } else {
+                  e_end = mid;
+                }
+              }
               push(false, a, e);
               a = e;
             }
@@ -342,7 +377,39 @@ absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& c
 
 namespace {
 
-// Writes positions of one placed span, tokens [lo, hi) of the span, at out + 0.
+// Plane runs in the output type. Integer outputs add in that type: Fill has checked that every
+// value of the window fits it, so the sums are the int64 sums. Float output rounds once.
+template <typename Scalar, typename Out>
+void ConstantRun(Out* out, int64_t n, Scalar base, int64_t offset) {
+  FillConstant(out, n, static_cast<Out>(Add(base, static_cast<Scalar>(offset))));
+}
+template <typename Scalar, typename Out>
+void CountingRun(Out* out, int64_t n, Scalar base, int64_t offset) {
+  if constexpr (std::is_floating_point<Scalar>::value) {
+    FillCountingFloat32(out, n, base, offset);
+  } else if constexpr (std::is_floating_point<Out>::value) {
+    FillCounting(out, n, base + offset);
+  } else {
+    FillCounting(out, n, static_cast<Out>(base + offset));
+  }
+}
+
+// base + u on all axes for u in [lo, hi): the t plane is written, then copied to h and w in
+// blocks small enough to be read back from L1.
+template <typename Scalar, typename Out>
+void WriteLinear(Scalar base, int64_t lo, int64_t hi, PositionPlanes<Out> out) {
+  constexpr int64_t kBlock = 2048;
+  for (int64_t u = lo; u < hi; u += kBlock) {
+    const int64_t n = std::min(kBlock, hi - u);
+    const int64_t o = u - lo;
+    CountingRun(out.t + o, n, base, u);
+    std::memcpy(out.h + o, out.t + o, n * sizeof(Out));
+    std::memcpy(out.w + o, out.t + o, n * sizeof(Out));
+  }
+}
+
+// Writes positions of one placed span, tokens [lo, hi) of the span, at out + 0. Work per call is
+// O(rows of one frame + frames), with one division; the rest is plane stores.
 template <typename Scalar, typename Out>
 class SpanWriter {
  public:
@@ -385,15 +452,6 @@ class SpanWriter {
     return shared_markers_ ? static_cast<Scalar>(base)
                            : Add(static_cast<Scalar>(base), static_cast<Scalar>(j));
   }
-  static void WriteLinear(Scalar base, int64_t lo, int64_t hi, PositionPlanes<Out> out) {
-    for (int64_t u = lo; u < hi; ++u) {
-      const Out v = static_cast<Out>(Add(base, static_cast<Scalar>(u)));
-      out.t[u - lo] = v;
-      out.h[u - lo] = v;
-      out.w[u - lo] = v;
-    }
-  }
-
   // Media-local tokens [lo, hi): a grid stream, an audio stream, or their interleaving.
   void WriteMedia(int64_t lo, int64_t hi, PositionPlanes<Out> out) const {
     switch (s_.span.kind) {
@@ -426,35 +484,55 @@ class SpanWriter {
   }
 
   // Grid tokens [lo, hi) in t-major, row, col order: (base + time(k), base + row, base + col).
+  // Every frame has the same h and w planes, so a frame after the first whole one copies them.
   void WriteGrid(int64_t lo, int64_t hi, PositionPlanes<Out> out) const {
     const Scalar base = static_cast<Scalar>(s_.media_base);
-    const int64_t w = s_.merged_grid.w;
     const int64_t per_frame = stream_.per_frame();
-    int64_t v = lo;
-    int64_t o = 0;
-    int64_t cached_k = -1;
-    Out t_value{};
-    while (v < hi) {
-      const int64_t k = v / per_frame;
-      const int64_t r = v % per_frame;
-      const int64_t row = r / w;
-      const int64_t col = r % w;
-      if (k != cached_k) {
-        t_value = static_cast<Out>(Add(base, static_cast<Scalar>(stream_.TimeAt(k))));
-        cached_k = k;
+    int64_t k = lo / per_frame;
+    int64_t r = lo - k * per_frame;  // token within frame k
+    const Out* whole_h = nullptr;    // h and w planes of the first whole frame written
+    const Out* whole_w = nullptr;
+    for (int64_t o = 0; o < hi - lo; ++k, r = 0) {
+      const int64_t n = std::min(per_frame - r, hi - lo - o);
+      const PositionPlanes<Out> dst = Offset(out, o);
+      FillConstant(dst.t, n, static_cast<Out>(Add(base, static_cast<Scalar>(stream_.TimeAt(k)))));
+      if (n == per_frame && whole_h != nullptr) {
+        std::memcpy(dst.h, whole_h, n * sizeof(Out));
+        std::memcpy(dst.w, whole_w, n * sizeof(Out));
+      } else {
+        WriteRows(base, r, n, dst.h, dst.w);
+        if (n == per_frame) {
+          whole_h = dst.h;
+          whole_w = dst.w;
+        }
       }
-      const Out h_value = static_cast<Out>(Add(base, static_cast<Scalar>(row)));
-      const int64_t n = std::min(w - col, hi - v);
-      Out* __restrict t_out = out.t + o;
-      Out* __restrict h_out = out.h + o;
-      Out* __restrict w_out = out.w + o;
-      for (int64_t x = 0; x < n; ++x) {
-        t_out[x] = t_value;
-        h_out[x] = h_value;
-        w_out[x] = static_cast<Out>(Add(base, static_cast<Scalar>(col + x)));
-      }
-      v += n;
       o += n;
+    }
+  }
+
+  // The h and w planes of frame tokens [r, r + n): per row, base + row and base + col.
+  void WriteRows(Scalar base, int64_t r, int64_t n, Out* h, Out* w) const {
+    const int64_t width = s_.merged_grid.w;
+    int64_t row = r / width;
+    const int64_t first_col = r - row * width;
+    for (int64_t o = 0, col = first_col; o < n; ++row, col = 0) {
+      const int64_t m = std::min(width - col, n - o);
+      ConstantRun(h + o, m, base, row);
+      o += m;
+    }
+    // w is the same in every row, so after the first row's tail only one row is computed and the
+    // rest is copied in doubling blocks (rows are often 16-22 tokens: one kernel call per row
+    // cost more than the stores).
+    const int64_t head = first_col == 0 ? 0 : std::min(width - first_col, n);
+    CountingRun(w, head, base, first_col);
+    Out* rows = w + head;
+    const int64_t rest = n - head;
+    int64_t done = std::min(width, rest);
+    CountingRun(rows, done, base, 0);
+    while (done < rest) {
+      const int64_t c = std::min(done, rest - done);  // done is a whole number of rows
+      std::memcpy(rows + done, rows, c * sizeof(Out));
+      done += c;
     }
   }
 
@@ -481,11 +559,8 @@ void FillImpl(const std::vector<PlacedSpan>& spans, const ModelConfig& config,
     i += hi - lo;
   }
   // Decode steps: index + delta on every axis.
-  const Scalar d = static_cast<Scalar>(delta);
-  for (; i < end; ++i) {
-    const Out v = static_cast<Out>(Add(static_cast<Scalar>(i), d));
-    out.t[i - begin] = out.h[i - begin] = out.w[i - begin] = v;
-  }
+  WriteLinear(static_cast<Scalar>(delta), i, end,
+              PositionPlanes<Out>{out.t + (i - begin), out.h + (i - begin), out.w + (i - begin)});
 }
 
 }  // namespace
@@ -514,11 +589,14 @@ absl::Status SequencePositions::Fill(int64_t begin, int64_t end, PositionPlanes<
     return absl::OutOfRangeError(absl::StrCat("position ", window_max,
                                               " does not fit the requested output type"));
   }
-  if (float_positions_) {
-    FillImpl<float, Out>(spans_, config_, policy_, num_tokens_, delta_, begin, end, out);
-  } else {
-    FillImpl<int64_t, Out>(spans_, config_, policy_, num_tokens_, delta_, begin, end, out);
+  // Float positions reach float output only (refused above for integer outputs).
+  if constexpr (std::is_floating_point<Out>::value) {
+    if (float_positions_) {
+      FillImpl<float, Out>(spans_, config_, policy_, num_tokens_, delta_, begin, end, out);
+      return absl::OkStatus();
+    }
   }
+  FillImpl<int64_t, Out>(spans_, config_, policy_, num_tokens_, delta_, begin, end, out);
   return absl::OkStatus();
 }
 

@@ -1,10 +1,16 @@
 #ifndef MROPE_POSITIONS_SEQUENCE_POSITIONS_H_
 #define MROPE_POSITIONS_SEQUENCE_POSITIONS_H_
 
-// The M-RoPE positions of one sequence (one unpadded request), planned once from its spans in
-// O(number of spans) time and memory. Any window [begin, end) of token indices can then be
-// written without rebuilding the prompt: indices below num_tokens() are prompt tokens, indices
-// at or beyond it are decode steps, which take index + delta() on all three axes.
+// The M-RoPE positions of one sequence (one unpadded request), planned once from its spans. Any
+// window [begin, end) of token indices can then be written without rebuilding the prompt:
+// indices below num_tokens() are prompt tokens, indices at or beyond it are decode steps, which
+// take index + delta() on all three axes.
+//
+// Planning costs O(spans + F + C) time and memory, independent of the tokens per frame and of the
+// tokens of text, image, audio and video spans: F is the number of frames of audio-in-video
+// blocks and C the number of interleaved chunks they are split into (Qwen2.5-Omni walks its
+// chunks with a frame cursor; Qwen3-Omni's merge by time adds a binary search over the block's
+// audio tokens per frame, O(F log audio tokens)). Fill costs O(end - begin + log spans).
 //
 // Positions follow HF transformers v4.57.6 get_rope_index bit for bit (see tests/golden):
 // text continues at (max of the previous piece) + 1 on all axes; a vision block takes
@@ -18,6 +24,7 @@
 #include "absl/types/span.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/positions/position_buffer.h"
 #include "mrope/positions/span.h"
 
 namespace mrope {
@@ -60,7 +67,7 @@ class SequencePositions {
   // multi-frame Qwen3-VL video blocks, open blocks that are not last, ...), bad grids and
   // seconds, and anything over `limits`, before allocating.
   static absl::StatusOr<SequencePositions> Create(const ModelConfig& config,
-                                                  std::vector<Span> spans,
+                                                  absl::Span<const Span> spans,
                                                   const PositionLimits& limits = {});
 
   int64_t num_tokens() const { return num_tokens_; }
@@ -103,7 +110,7 @@ extern template absl::Status SequencePositions::Fill<float>(int64_t, int64_t,
 // cu_seqlens = {0, n0, n0 + n1, ...} (the varlen layout of FlashAttention-style runtimes).
 template <typename Out>
 struct PackedPositions {
-  std::vector<Out> positions;  // [3][total]
+  PositionBuffer<Out> positions;  // [3][total]
   std::vector<int64_t> cu_seqlens;
   int64_t total_tokens = 0;
 };

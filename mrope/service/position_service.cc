@@ -28,7 +28,7 @@ std::vector<Out> Converted(const std::vector<double>& values) {
 // Positions [3][B][W] of tokens [begin, end) of every row.
 template <typename Out>
 absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const PositionLimits& limits,
-                        std::vector<Out>& out) {
+                        PositionBuffer<Out>& out) {
   if (window.begin < 0 || window.end <= window.begin) {
     return absl::InvalidArgumentError(absl::StrCat("window [", window.begin, ", ", window.end,
                                                    ") must have 0 <= begin < end"));
@@ -53,7 +53,7 @@ absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const Positio
 
 // cos/sin [tokens][pairs] of planar positions [3][tokens].
 template <typename Out>
-absl::Status FillCosSin(const RopeParameters& rope, const std::vector<Out>& planar,
+absl::Status FillCosSin(const RopeParameters& rope, const PositionBuffer<Out>& planar,
                         PositionResult<Out>& result) {
   const int64_t tokens = planar.size() / 3;
   // The rotary math takes integer positions; float32 ones must be integral.
@@ -86,11 +86,11 @@ absl::Status FillCosSin(const RopeParameters& rope, const std::vector<Out>& plan
   view.axis_stride = tokens;
   MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> cos_sin, ComputeCosSin(spec, view));
   result.num_pairs = spec.rotary_dim / 2;
-  result.cos.resize(cos_sin.size());
-  result.sin.resize(cos_sin.size());
-  for (size_t i = 0; i < cos_sin.size(); ++i) {
-    result.cos[i] = cos_sin[i].cos;
-    result.sin[i] = cos_sin[i].sin;
+  result.cos.reserve(cos_sin.size());
+  result.sin.reserve(cos_sin.size());
+  for (const CosSin& value : cos_sin) {
+    result.cos.push_back(value.cos);
+    result.sin.push_back(value.sin);
   }
   return absl::OkStatus();
 }

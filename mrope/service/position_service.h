@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/limits.h"
+#include "mrope/positions/position_buffer.h"
 #include "mrope/positions/span.h"
 #include "mrope/service/model_spec.h"
 #include "proto/mrope.pb.h"
@@ -62,15 +63,19 @@ struct OutputOptions {
 
 // Positions in the output type Out (int64_t, int32_t or float). int32 refuses values above
 // INT32_MAX and integer types refuse fractional values (Qwen3-Omni), naming the value.
+//
+// position_ids and decode_position_ids are PositionBuffers (mrope/positions/position_buffer.h):
+// std::vectors whose allocation skips the zero-fill, since Fill writes every entry anyway. Read
+// them as any vector (data(), size(), [], iterators).
 template <typename Out>
 struct PositionResult {
   std::vector<int64_t> shape;  // of position_ids: {3, B, L}, {3, B, W} or {3, total}
-  std::vector<Out> position_ids;
+  PositionBuffer<Out> position_ids;
   std::vector<int64_t> cu_seqlens;          // packed: {0, n0, n0 + n1, ...}
   std::vector<Out> mrope_position_deltas;   // [B]: get_rope_index's second return
   std::vector<Out> rope_deltas;             // [B]: what generation adds to the cache position
   int64_t decode_steps = 0;
-  std::vector<Out> decode_position_ids;     // [3][B][decode_steps]
+  PositionBuffer<Out> decode_position_ids;  // [3][B][decode_steps]
   // cos_sin: cos and sin [tokens][num_pairs] of the tokens of position_ids (row-major over
   // shape[1..]), num_pairs = rotary_dim / 2, axis map and attention scaling applied.
   int32_t num_pairs = 0;
@@ -88,8 +93,9 @@ class PositionService {
   // True for Qwen3-Omni: positions are float32 values (request float output).
   bool float_positions() const { return float_positions_; }
 
-  // Plans the prompt's positions (O(spans) memory); Fill then writes any window of them. A
-  // runtime doing chunked prefill plans once and fills each chunk.
+  // Plans the prompt's positions; Fill then writes any window of them. A runtime doing chunked
+  // prefill plans once and fills each chunk. Plan's cost is O(spans + audio-in-video frames and
+  // chunks) (mrope/positions/sequence_positions.h), plus a scan of the ids and mask for a batch.
   absl::StatusOr<BatchPlan> Plan(const Prompt& prompt) const;
 
   template <typename Out>

@@ -89,9 +89,10 @@ absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path)
   return span;
 }
 
-template <typename Out>
-void SetValues(const std::vector<Out>& values, std::vector<int64_t> shape,
-               PositionArray& array) {
+// `values`: a std::vector or a PositionBuffer.
+template <typename Values>
+void SetValues(const Values& values, std::vector<int64_t> shape, PositionArray& array) {
+  using Out = typename Values::value_type;
   array.mutable_shape()->Add(shape.begin(), shape.end());
   if (std::is_same<Out, int64_t>::value) {
     for (Out v : values) array.add_int64_values(static_cast<int64_t>(v));

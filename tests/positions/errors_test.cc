@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
@@ -136,6 +137,43 @@ TEST(Errors, AttentionMaskShapeAndValues) {
   batch.attention_mask = {1, 2};
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("attention_mask[0][1] must be 0 or 1, got 2"));
+}
+
+// Ids are vocabulary indices: negative ids (e.g. the -100 of label masks) and ids above
+// kMaxTokenId are refused wherever they sit, not taken as text.
+TEST(Errors, TokenIdsOutsideTheVocabularyRange) {
+  PromptBatch batch = OneRow({kText, -5, kText});
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("row 0, token 1: input_ids value -5 is not a token id"));
+
+  std::vector<int64_t> ids(20, kText);  // past the scanner's first 8-token block
+  ids[13] = -100;
+  batch = OneRow(ids);
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("row 0, token 13: input_ids value -100 is not a token id"));
+
+  ids = ImageBlock(4);
+  ids[3] = -1;  // inside the image block, where the run of image tokens stops
+  batch = OneRow(ids);
+  batch.media.image_grid_thw = {{1, 4, 4}};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("row 0, token 3: input_ids value -1 is not a token id"));
+
+  batch = OneRow({kText, kMaxTokenId, kText});
+  EXPECT_EQ(Plan("qwen2_vl", batch), "");
+  batch = OneRow({kText, kText, kMaxTokenId + 1});
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr(absl::StrCat("row 0, token 2: input_ids value ", kMaxTokenId + 1,
+                                     " is not a token id (must be in [0, ", kMaxTokenId,
+                                     "])")));
+
+  // A later row: the row index is named too (left padding, mask 0 on the pad).
+  batch.batch_size = 2;
+  batch.seq_len = 3;
+  batch.input_ids = {kText, kText, kText, 0, kText, -7};
+  batch.attention_mask = {1, 1, 1, 0, 1, 1};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("row 1, token 1: input_ids value -7 is not a token id"));
 }
 
 TEST(Errors, MediaTokenOutsideAVisionBlock) {

@@ -16,6 +16,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "mrope/positions/batch.h"
+#include "mrope/positions/position_buffer.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/service/proto_convert.h"
@@ -98,6 +99,26 @@ TEST(PositionServiceTest, AutoOutputTypeFollowsTheModel) {
   EXPECT_EQ(Handle(MakeService(vl.model), vl.request).output_type(), PositionOptions::INT64);
 }
 
+// A PositionBuffer is not zeroed on resize, so the writers must set every entry: refill one
+// whose memory holds a sentinel and compare with a zero-initialised std::vector.
+TEST(PositionServiceTest, PositionBufferEntriesAreAllWritten) {
+  const GoldenServiceCase c = ReadGoldenCase("qwen2_5_vl", "case_015.json");  // padded, video
+  const Prompt prompt = PromptFromProto(c.request).value();
+  const BatchPlan plan = PlanBatch(c.model.positions, prompt.batch).value();
+  std::vector<int64_t> want, want_decode;
+  ASSERT_TRUE(FillBatch(plan, want).ok());
+  ASSERT_TRUE(FillDecode(plan, 3, want_decode).ok());
+
+  PositionBuffer<int64_t> got(want.size() + 64, -7);
+  PositionBuffer<int64_t> got_decode(want_decode.size() + 64, -7);
+  got.clear();
+  got_decode.clear();
+  ASSERT_TRUE(FillBatch(plan, got).ok());
+  ASSERT_TRUE(FillDecode(plan, 3, got_decode).ok());
+  EXPECT_THAT(got, ElementsAreArray(want));
+  EXPECT_THAT(got_decode, ElementsAreArray(want_decode));
+}
+
 // The C++ API gives what PlanBatch + FillBatch + FillDecode give.
 TEST(PositionServiceTest, EqualsThePositionsApi) {
   const GoldenServiceCase c = ReadGoldenCase("qwen2_5_vl", "case_015.json");  // padded, video
@@ -114,8 +135,8 @@ TEST(PositionServiceTest, EqualsThePositionsApi) {
   std::vector<int32_t> positions, decode;
   ASSERT_TRUE(FillBatch(*plan, positions).ok());
   ASSERT_TRUE(FillDecode(*plan, 4, decode).ok());
-  EXPECT_EQ(result->position_ids, positions);
-  EXPECT_EQ(result->decode_position_ids, decode);
+  EXPECT_THAT(result->position_ids, ElementsAreArray(positions));
+  EXPECT_THAT(result->decode_position_ids, ElementsAreArray(decode));
   EXPECT_THAT(result->shape, ElementsAre(3, plan->batch_size, plan->seq_len));
   EXPECT_EQ(std::vector<double>(result->mrope_position_deltas.begin(),
                                 result->mrope_position_deltas.end()),

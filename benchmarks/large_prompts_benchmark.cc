@@ -1,0 +1,242 @@
+// The position builder on the five large prompts of ../shared/perf (14-16k real tokens each,
+// golden case format), through the service, next to a memset of the same output bytes in the
+// same run: the ratio time(builder) / time(memset) is the figure to compare across machines.
+//
+//   bazel run -c opt //benchmarks:large_prompts_benchmark -- --benchmark_repetitions=5
+//
+// The prompts are read from $MROPE_PERF_DIR, by default ../shared/perf next to the workspace;
+// without them only the plan-scaling benchmarks run. Every prompt's token-id positions (the
+// _vllm twins' included, which are not timed) are checked against its golden `outputs` first.
+//
+//   TokenIds/<prompt>/padded/int64   scan + validate + plan + fill of the padded batch
+//   Spans/<prompt>/<layout>/<type>   plan + fill from spans (what a runtime that knows where
+//                                    media sit calls)
+//   PlanFillReused/<prompt>/packed/<type>  plan + fill into a reused buffer (no allocation)
+//   Plan/<prompt>                    the plan alone (spans in)
+//   Memset/<prompt>/<layout>/<type>  memset of the same output bytes
+//   PlanScaling/<block>/<tokens>     the plan of one growing media block
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "mrope/common/json.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/positions/golden_case.h"
+#include "mrope/positions/sequence_positions.h"
+#include "mrope/service/position_service.h"
+
+namespace mrope {
+namespace {
+
+struct LargePrompt {
+  std::string name;
+  PositionService service;
+  Prompt token_ids;  // the case's padded batch
+  Prompt spans;      // the same rows as explicit spans
+  int64_t padded_slots = 0;
+  int64_t real_tokens = 0;
+};
+
+std::string PerfDir() {
+  if (const char* dir = std::getenv("MROPE_PERF_DIR")) return dir;
+  // bazel run sets BUILD_WORKSPACE_DIRECTORY; the prompts sit next to the workspace.
+  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  return absl::StrCat(workspace != nullptr ? workspace : ".", "/../shared/perf");
+}
+
+// Reads one case and checks the token-id path against its golden positions.
+absl::StatusOr<LargePrompt> LoadPrompt(const std::filesystem::path& file) {
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value doc, ReadJsonFile(file.string()));
+  MROPE_ASSIGN_OR_RETURN(PositionCase c, PositionCaseFromJson(doc));
+  MROPE_ASSIGN_OR_RETURN(PositionService service,
+                         PositionService::Create(ModelSpec{c.model, c.config, std::nullopt}));
+  LargePrompt prompt{file.stem().string(), std::move(service)};
+  prompt.token_ids.batch = std::move(c.batch);
+  MROPE_ASSIGN_OR_RETURN(const BatchPlan plan, prompt.service.Plan(prompt.token_ids));
+  for (const SequencePositions& row : plan.rows) {
+    std::vector<Span> spans;
+    for (const PlacedSpan& placed : row.spans()) spans.push_back(placed.span);
+    prompt.spans.sequences.push_back(std::move(spans));
+    prompt.real_tokens += row.num_tokens();
+  }
+  prompt.padded_slots = plan.batch_size * plan.seq_len;
+
+  MROPE_ASSIGN_OR_RETURN(const auto result,
+                         prompt.service.Compute<int64_t>(prompt.token_ids, OutputOptions()));
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", ""));
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* golden,
+                         GetField(*outputs, "position_ids", "outputs"));
+  MROPE_ASSIGN_OR_RETURN(const std::vector<int64_t> expected,
+                         AsInt64Array(*golden, "outputs.position_ids"));
+  if (!std::equal(result.position_ids.begin(), result.position_ids.end(), expected.begin(),
+                  expected.end())) {
+    return absl::InternalError(absl::StrCat(file.string(), ": positions differ from golden"));
+  }
+  return prompt;
+}
+
+template <typename Out>
+void Compute(benchmark::State& state, const LargePrompt& prompt, const Prompt& input,
+             OutputLayout layout) {
+  OutputOptions options;
+  options.layout = layout;
+  for (auto _ : state) {
+    auto result = prompt.service.Compute<Out>(input, options);
+    if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
+    benchmark::DoNotOptimize(result->position_ids.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
+}
+
+template <typename Out>
+void Memset(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
+  std::vector<Out> out(3 * slots);
+  int value = 0;
+  for (auto _ : state) {
+    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(Out));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
+}
+
+// Plan + fill of the packed layout into a buffer the caller reuses (a runtime's own tensor): no
+// allocation of the result, which the service paths pay.
+template <typename Out>
+void PlanFillReused(benchmark::State& state, const LargePrompt& prompt) {
+  std::vector<Out> out(3 * prompt.real_tokens);
+  const int64_t total = prompt.real_tokens;
+  for (auto _ : state) {
+    auto plan = prompt.service.Plan(prompt.spans);
+    if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
+    int64_t at = 0;
+    for (const SequencePositions& row : plan->rows) {
+      Out* base = out.data() + at;
+      if (!row.Fill<Out>(0, row.num_tokens(), {base, base + total, base + 2 * total}).ok()) {
+        state.SkipWithError("fill failed");
+      }
+      at += row.num_tokens();
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
+}
+
+void Plan(benchmark::State& state, const LargePrompt& prompt) {
+  for (auto _ : state) {
+    auto plan = prompt.service.Plan(prompt.spans);
+    if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
+    benchmark::DoNotOptimize(plan->rows.data());
+  }
+}
+
+template <typename Out>
+void RegisterOutputType(const LargePrompt& p, const char* type) {
+  const auto name = [&](const char* what, const char* layout) {
+    return absl::StrCat(what, "/", p.name, "/", layout, "/", type);
+  };
+  benchmark::RegisterBenchmark(name("Spans", "padded").c_str(), [&p](benchmark::State& s) {
+    Compute<Out>(s, p, p.spans, OutputLayout::kPadded);
+  });
+  benchmark::RegisterBenchmark(name("Memset", "padded").c_str(), [&p](benchmark::State& s) {
+    Memset<Out>(s, p, p.spans.sequences.size() == 1 ? p.real_tokens : p.padded_slots);
+  });
+  benchmark::RegisterBenchmark(name("Spans", "packed").c_str(), [&p](benchmark::State& s) {
+    Compute<Out>(s, p, p.spans, OutputLayout::kPacked);
+  });
+  benchmark::RegisterBenchmark(name("Memset", "packed").c_str(),
+                               [&p](benchmark::State& s) { Memset<Out>(s, p, p.real_tokens); });
+  benchmark::RegisterBenchmark(name("PlanFillReused", "packed").c_str(),
+                               [&p](benchmark::State& s) { PlanFillReused<Out>(s, p); });
+}
+
+void RegisterPrompt(const LargePrompt& p) {
+  benchmark::RegisterBenchmark(absl::StrCat("TokenIds/", p.name, "/padded/int64").c_str(),
+                               [&p](benchmark::State& s) {
+                                 Compute<int64_t>(s, p, p.token_ids, OutputLayout::kPadded);
+                               });
+  benchmark::RegisterBenchmark(absl::StrCat("Memset/", p.name, "/tokenpadded/int64").c_str(),
+                               [&p](benchmark::State& s) { Memset<int64_t>(s, p, p.padded_slots); });
+  RegisterOutputType<int64_t>(p, "int64");
+  RegisterOutputType<int32_t>(p, "int32");
+  benchmark::RegisterBenchmark(absl::StrCat("Plan/", p.name).c_str(),
+                               [&p](benchmark::State& s) { Plan(s, p); });
+}
+
+// The plan of one media block of `state.range(0)` tokens: flat in the tokens per frame.
+void PlanScaling(benchmark::State& state, const char* preset, SpanKind kind) {
+  const ModelConfig config = PresetConfig(preset).value();
+  const int64_t frames = 32;
+  const int64_t per_frame = state.range(0) / (kind == SpanKind::kImage ? 1 : frames);
+  // A near-square merged grid of per_frame tokens: h * w / 4 = per_frame.
+  int64_t rows = 1;
+  while (rows * rows * 4 <= per_frame) rows *= 2;
+  const Grid grid{kind == SpanKind::kImage ? 1 : frames, 2 * rows, 2 * (per_frame / rows)};
+  std::vector<Span> spans = {Span::Text(8)};
+  spans.push_back(kind == SpanKind::kImage ? Span::Image(grid)
+                                           : Span::AudioInVideo(grid, 1.0f, 800));
+  spans.push_back(Span::Text(8));
+  for (auto _ : state) {
+    auto seq = SequencePositions::Create(config, spans);
+    if (!seq.ok()) state.SkipWithError(std::string(seq.status().message()).c_str());
+    benchmark::DoNotOptimize(seq->max_position());
+  }
+  state.counters["tokens"] = SequencePositions::Create(config, spans)->num_tokens();
+}
+
+}  // namespace
+}  // namespace mrope
+
+int main(int argc, char** argv) {
+  using mrope::LargePrompt;
+  std::vector<LargePrompt> prompts;
+  const std::filesystem::path dir = mrope::PerfDir();
+  if (std::filesystem::is_directory(dir)) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    prompts.reserve(files.size());
+    for (const auto& file : files) {
+      auto prompt = mrope::LoadPrompt(file);
+      if (!prompt.ok()) {
+        std::cerr << prompt.status() << "\n";
+        return 1;
+      }
+      prompts.push_back(*std::move(prompt));
+    }
+  } else {
+    std::cerr << "no prompts at " << dir << " (set MROPE_PERF_DIR): plan scaling only\n";
+  }
+  // The _vllm twins are checked against their golden positions above, not timed.
+  for (const LargePrompt& p : prompts) {
+    if (!absl::EndsWith(p.name, "_vllm")) mrope::RegisterPrompt(p);
+  }
+  for (const auto& [name, preset, kind] :
+       {std::tuple{"PlanScaling/image", "qwen2_5_vl", mrope::SpanKind::kImage},
+        std::tuple{"PlanScaling/audio_in_video", "qwen2_5_omni",
+                   mrope::SpanKind::kAudioInVideo}}) {
+    benchmark::RegisterBenchmark(name, [preset = preset, kind = kind](benchmark::State& s) {
+      mrope::PlanScaling(s, preset, kind);
+    })->RangeMultiplier(4)->Range(1 << 10, 1 << 16);
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

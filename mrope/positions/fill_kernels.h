@@ -1,0 +1,35 @@
+#ifndef MROPE_POSITIONS_FILL_KERNELS_H_
+#define MROPE_POSITIONS_FILL_KERNELS_H_
+
+// The stores under every position writer: constant runs and counting runs of one plane, and the
+// run scan under the token scanner. Written
+// in blocks the compiler vectorises at -O2; on x86-64 Linux each kernel also has an AVX2 clone,
+// picked once at load time where the CPU has it (the default build is SSE2 only, whose 16-byte
+// stores run at about half a memset's speed). Values are the callers' to keep in range.
+
+#include <cstdint>
+
+#include "absl/types/span.h"
+
+namespace mrope {
+
+// out[i] = value for i in [0, n).
+void FillConstant(int64_t* out, int64_t n, int64_t value);
+void FillConstant(int32_t* out, int64_t n, int32_t value);
+void FillConstant(float* out, int64_t n, float value);
+
+// out[i] = first + i (no overflow: the caller checked first + n - 1 fits the type).
+void FillCounting(int64_t* out, int64_t n, int64_t first);
+void FillCounting(int32_t* out, int64_t n, int32_t first);
+// out[i] = float(first + i): integer positions in float32 output, each rounded once.
+void FillCounting(float* out, int64_t n, int64_t first);
+// out[i] = base + float(offset + i) in float32: one rounding each (Qwen3-Omni's arithmetic).
+void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset);
+
+// End of the run of entries equal to `value` from `begin` (begin itself if values[begin] differs).
+// Blocks are compared with memcmp, which libc vectorises.
+int64_t RunEnd(absl::Span<const int64_t> values, int64_t begin, int64_t value);
+
+}  // namespace mrope
+
+#endif  // MROPE_POSITIONS_FILL_KERNELS_H_
