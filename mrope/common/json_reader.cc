@@ -123,7 +123,7 @@ absl::Status JsonValue::Error(absl::string_view message) const {
 }
 
 absl::Status JsonValue::UnknownKey(absl::string_view key,
-                                   std::initializer_list<absl::string_view> accepted) const {
+                                   absl::Span<const absl::string_view> accepted) const {
   const std::string object = context_->Path(depth_ - 1);
   return absl::InvalidArgumentError(
       absl::StrCat(object, object.empty() ? "" : ": ", "unknown key '", key,

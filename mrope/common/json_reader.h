@@ -19,7 +19,6 @@
 // depth, not for number syntax.
 
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -28,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace mrope {
 
@@ -81,7 +81,7 @@ class JsonValue {
   // Called on the value of an unexpected key: the error names the object, the key and the
   // accepted keys.
   absl::Status UnknownKey(absl::string_view key,
-                          std::initializer_list<absl::string_view> accepted) const;
+                          absl::Span<const absl::string_view> accepted) const;
 
  private:
   friend struct JsonValueAccess;  // json_reader.cc makes the root value
