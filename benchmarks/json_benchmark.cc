@@ -95,20 +95,20 @@ int64_t CurrentRss() {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
-// Runs argv to completion; returns false if it could not run or exited non-zero.
-bool RunProcess(const std::vector<std::string>& args, bool quiet) {
+// Runs argv to completion with stdout to /dev/null; returns its exit code, -1 if it did not exit.
+int RunProcess(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (quiet) posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   int status = 0;
-  return spawned == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
+  if (spawned != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
 }
 
 // In the child process (kMeasureFlag): prints the growth of the peak RSS while reading.
@@ -122,12 +122,18 @@ int MeasurePeakMemory(const std::string& path) {
   return 0;
 }
 
+std::string SelfPath() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return std::string(path, n > 0 ? n : 0);
+}
+
 void PeakMemory(benchmark::State& state) {
   const std::string path = PerfFile(state.range(0));
   state.SetLabel(kPerfFiles[state.range(0)]);
   double growth = 0;
   for (auto _ : state) {
-    const std::string command = "/proc/self/exe " + std::string(kMeasureFlag) + " " + path;
+    const std::string command = SelfPath() + " " + kMeasureFlag + " " + path;
     FILE* child = popen(command.c_str(), "r");
     long long bytes = -1;
     if (child == nullptr || std::fscanf(child, "%lld", &bytes) != 1 || pclose(child) != 0) {
@@ -147,14 +153,15 @@ std::string CliPath() {
 
 void CliHelp(benchmark::State& state) {
   for (auto _ : state) {
-    if (!RunProcess({CliPath(), "--help"}, true)) state.SkipWithError("mrope --help failed");
+    // The usage text; mrope exits 1 after it.
+    if (RunProcess({CliPath(), "--help"}) < 0) state.SkipWithError("mrope --help failed");
   }
 }
 
 void CliPositions(benchmark::State& state) {
   const std::string request = "--request=" + PerfFile(0);
   for (auto _ : state) {
-    if (!RunProcess({CliPath(), "positions", "--config=qwen2_5_vl", request}, true)) {
+    if (RunProcess({CliPath(), "positions", "--config=qwen2_5_vl", request}) != 0) {
       state.SkipWithError("mrope positions failed");
     }
   }
