@@ -66,22 +66,29 @@ ondemand::value& Get(unsigned char* storage) {
   return *std::launder(reinterpret_cast<ondemand::value*>(storage));
 }
 
-absl::string_view KindName(ondemand::json_type type) {
+JsonValue::Kind ToKind(ondemand::json_type type) {
   switch (type) {
     case ondemand::json_type::array:
-      return "an array";
+      return JsonValue::Kind::kArray;
     case ondemand::json_type::object:
-      return "an object";
+      return JsonValue::Kind::kObject;
     case ondemand::json_type::number:
-      return "a number";
+      return JsonValue::Kind::kNumber;
     case ondemand::json_type::string:
-      return "a string";
+      return JsonValue::Kind::kString;
     case ondemand::json_type::boolean:
-      return "a bool";
+      return JsonValue::Kind::kBool;
     case ondemand::json_type::null:
-      return "null";
+      break;
   }
-  return "an unknown value";
+  return JsonValue::Kind::kNull;
+}
+
+absl::string_view KindName(JsonValue::Kind kind) {
+  // In the order of JsonValue::Kind.
+  constexpr absl::string_view kNames[] = {"null",     "a bool",   "a number",
+                                          "a string", "an array", "an object"};
+  return kNames[static_cast<int>(kind)];
 }
 
 // The value's text for messages, shortened.
@@ -136,30 +143,24 @@ absl::Status JsonValue::SyntaxError(int code) {
                             simdjson::error_message(error)));
 }
 
+absl::Status JsonValue::AccessError(int code, absl::string_view what) {
+  return code == simdjson::INCORRECT_TYPE ? ExpectedError(what) : SyntaxError(code);
+}
+
 absl::Status JsonValue::ExpectedError(absl::string_view what) {
-  ondemand::json_type type;
-  if (auto error = Get(storage_).type().get(type)) return SyntaxError(error);
-  return Error(absl::StrCat("expected ", what, ", got ", KindName(type)));
+  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
+  return Error(absl::StrCat("expected ", what, ", got ", KindName(kind)));
+}
+
+absl::Status JsonValue::CheckNesting() const {
+  if (depth_ <= kMaxJsonDepth) return absl::OkStatus();
+  return Error(absl::StrCat("arrays and objects nest deeper than ", kMaxJsonDepth, " levels"));
 }
 
 absl::StatusOr<JsonValue::Kind> JsonValue::kind() {
   ondemand::json_type type;
   if (auto error = Get(storage_).type().get(type)) return SyntaxError(error);
-  switch (type) {
-    case ondemand::json_type::array:
-      return Kind::kArray;
-    case ondemand::json_type::object:
-      return Kind::kObject;
-    case ondemand::json_type::number:
-      return Kind::kNumber;
-    case ondemand::json_type::string:
-      return Kind::kString;
-    case ondemand::json_type::boolean:
-      return Kind::kBool;
-    case ondemand::json_type::null:
-      return Kind::kNull;
-  }
-  return SyntaxError(simdjson::TAPE_ERROR);
+  return ToKind(type);
 }
 
 absl::StatusOr<bool> JsonValue::IsNull() {
@@ -170,13 +171,10 @@ absl::StatusOr<bool> JsonValue::IsNull() {
 
 absl::Status JsonValue::ForEachField(
     absl::FunctionRef<absl::Status(absl::string_view key, JsonValue& value)> field) {
-  if (depth_ > kMaxJsonDepth) {
-    return Error(absl::StrCat("arrays and objects nest deeper than ", kMaxJsonDepth, " levels"));
-  }
+  MROPE_RETURN_IF_ERROR(CheckNesting());
   ondemand::object object;
   auto error = Get(storage_).get_object().get(object);
-  if (error == simdjson::INCORRECT_TYPE) return ExpectedError("an object");
-  if (error) return SyntaxError(error);
+  if (error) return AccessError(error, "an object");
   PathPart& part = context_->part(depth_);
   for (auto member : object) {
     ondemand::field item;
@@ -192,13 +190,10 @@ absl::Status JsonValue::ForEachField(
 
 absl::Status JsonValue::ForEachItem(
     absl::FunctionRef<absl::Status(int64_t index, JsonValue& item)> item) {
-  if (depth_ > kMaxJsonDepth) {
-    return Error(absl::StrCat("arrays and objects nest deeper than ", kMaxJsonDepth, " levels"));
-  }
+  MROPE_RETURN_IF_ERROR(CheckNesting());
   ondemand::array array;
   auto error = Get(storage_).get_array().get(array);
-  if (error == simdjson::INCORRECT_TYPE) return ExpectedError("an array");
-  if (error) return SyntaxError(error);
+  if (error) return AccessError(error, "an array");
   PathPart& part = context_->part(depth_);
   int64_t index = 0;
   for (auto element : array) {
@@ -250,17 +245,13 @@ absl::StatusOr<double> JsonValue::Double() {
 
 absl::StatusOr<bool> JsonValue::Bool() {
   bool x = false;
-  auto error = Get(storage_).get_bool().get(x);
-  if (error == simdjson::INCORRECT_TYPE) return ExpectedError("true or false");
-  if (error) return SyntaxError(error);
+  if (auto error = Get(storage_).get_bool().get(x)) return AccessError(error, "true or false");
   return x;
 }
 
 absl::StatusOr<std::string> JsonValue::String() {
   std::string_view x;
-  auto error = Get(storage_).get_string().get(x);
-  if (error == simdjson::INCORRECT_TYPE) return ExpectedError("a string");
-  if (error) return SyntaxError(error);
+  if (auto error = Get(storage_).get_string().get(x)) return AccessError(error, "a string");
   return std::string(x);
 }
 

@@ -92,7 +92,10 @@ class JsonValue {
   };
   class Context;
   JsonValue(Context* context, const void* value, int depth);
+  absl::Status CheckNesting() const;  // this value may be an array or object
   absl::Status SyntaxError(int code);
+  // A failed read of this value as `what`: a type error, or else a syntax error.
+  absl::Status AccessError(int code, absl::string_view what);
   absl::Status ExpectedError(absl::string_view what);
 
   Context* context_;

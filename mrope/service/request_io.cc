@@ -73,8 +73,7 @@ absl::Status ForEachSetField(
 }
 
 // An enum by name or number.
-template <typename Enum>
-absl::Status ReadEnum(JsonValue& value, const EnumDescriptor* type, Enum& out) {
+absl::StatusOr<int> ReadEnum(JsonValue& value, const EnumDescriptor* type) {
   MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
   const EnumValueDescriptor* found = nullptr;
   std::string given;
@@ -82,11 +81,9 @@ absl::Status ReadEnum(JsonValue& value, const EnumDescriptor* type, Enum& out) {
     MROPE_ASSIGN_OR_RETURN(given, value.String());
     found = type->FindValueByName(given);
   } else {
-    MROPE_ASSIGN_OR_RETURN(const int64_t number, value.Int64(kMinInt64, kMaxInt64));
+    MROPE_ASSIGN_OR_RETURN(const int64_t number, value.Int64(INT32_MIN, INT32_MAX));
     given = absl::StrCat(number);
-    if (number >= INT32_MIN && number <= INT32_MAX) {
-      found = type->FindValueByNumber(static_cast<int>(number));
-    }
+    found = type->FindValueByNumber(static_cast<int>(number));
   }
   if (found == nullptr) {
     std::vector<std::string> names;
@@ -94,7 +91,14 @@ absl::Status ReadEnum(JsonValue& value, const EnumDescriptor* type, Enum& out) {
     return value.Error(
         absl::StrCat("expected one of ", absl::StrJoin(names, ", "), ", got ", given));
   }
-  out = static_cast<Enum>(found->number());
+  return found->number();
+}
+
+// Passes a read value to a proto setter (enums from int, float fields from double).
+template <typename T, typename Message, typename Arg>
+absl::Status Set(absl::StatusOr<T> value, Message& message, void (Message::*set)(Arg)) {
+  if (!value.ok()) return value.status();
+  (message.*set)(static_cast<Arg>(*value));
   return absl::OkStatus();
 }
 
@@ -140,9 +144,7 @@ absl::Status ReadGrid(JsonValue& value, GridThw& grid) {
                                       : key == "w" ? &GridThw::set_w
                                                    : nullptr;
       if (set == nullptr) return field.UnknownKey(key, {"t", "h", "w"});
-      MROPE_ASSIGN_OR_RETURN(const int64_t x, field.Int64());
-      (grid.*set)(x);
-      return absl::OkStatus();
+      return Set(field.Int64(), grid, set);
     });
   }
   int64_t thw[3] = {0, 0, 0};
@@ -210,9 +212,7 @@ absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLi
                          [&](int64_t x) { inputs.add_audio_feature_lengths(x); });
   }
   if (IsField(key, "use_audio_in_video")) {
-    MROPE_ASSIGN_OR_RETURN(const bool x, value.Bool());
-    inputs.set_use_audio_in_video(x);
-    return absl::OkStatus();
+    return Set(value.Bool(), inputs, &PromptInputs::set_use_audio_in_video);
   }
   return value.UnknownKey(key, kInputKeys);
 }
@@ -220,27 +220,16 @@ absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLi
 absl::Status ReadSpan(JsonValue& value, PromptSpan& span) {
   return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
     if (IsField(key, "kind")) {
-      PromptSpan::Kind kind;
-      MROPE_RETURN_IF_ERROR(ReadEnum(field, PromptSpan::Kind_descriptor(), kind));
-      span.set_kind(kind);
-    } else if (IsField(key, "text_tokens")) {
-      MROPE_ASSIGN_OR_RETURN(const int64_t x, field.Int64());
-      span.set_text_tokens(x);
-    } else if (IsField(key, "grid")) {
-      MROPE_RETURN_IF_ERROR(ReadGrid(field, *span.mutable_grid()));
-    } else if (IsField(key, "seconds_per_grid")) {
-      MROPE_ASSIGN_OR_RETURN(const double x, field.Double());
-      span.set_seconds_per_grid(static_cast<float>(x));
-    } else if (IsField(key, "audio_tokens")) {
-      MROPE_ASSIGN_OR_RETURN(const int64_t x, field.Int64());
-      span.set_audio_tokens(x);
-    } else if (IsField(key, "open")) {
-      MROPE_ASSIGN_OR_RETURN(const bool x, field.Bool());
-      span.set_open(x);
-    } else {
-      return field.UnknownKey(key, kSpanKeys);
+      return Set(ReadEnum(field, PromptSpan::Kind_descriptor()), span, &PromptSpan::set_kind);
     }
-    return absl::OkStatus();
+    if (IsField(key, "text_tokens")) return Set(field.Int64(), span, &PromptSpan::set_text_tokens);
+    if (IsField(key, "grid")) return ReadGrid(field, *span.mutable_grid());
+    if (IsField(key, "seconds_per_grid")) {
+      return Set(field.Double(), span, &PromptSpan::set_seconds_per_grid);
+    }
+    if (IsField(key, "audio_tokens")) return Set(field.Int64(), span, &PromptSpan::set_audio_tokens);
+    if (IsField(key, "open")) return Set(field.Bool(), span, &PromptSpan::set_open);
+    return field.UnknownKey(key, kSpanKeys);
   });
 }
 
@@ -265,31 +254,20 @@ absl::Status ReadSequences(JsonValue& value, const PositionLimits& limits,
 }
 
 absl::Status ReadOptions(JsonValue& value, PositionOptions& options) {
+  using Options = PositionOptions;
   return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
     if (IsField(key, "output_type")) {
-      PositionOptions::OutputType type;
-      MROPE_RETURN_IF_ERROR(ReadEnum(field, PositionOptions::OutputType_descriptor(), type));
-      options.set_output_type(type);
-    } else if (IsField(key, "layout")) {
-      PositionOptions::Layout layout;
-      MROPE_RETURN_IF_ERROR(ReadEnum(field, PositionOptions::Layout_descriptor(), layout));
-      options.set_layout(layout);
-    } else if (IsField(key, "window_begin")) {
-      MROPE_ASSIGN_OR_RETURN(const int64_t x, field.Int64());
-      options.set_window_begin(x);
-    } else if (IsField(key, "window_end")) {
-      MROPE_ASSIGN_OR_RETURN(const int64_t x, field.Int64());
-      options.set_window_end(x);
-    } else if (IsField(key, "decode_steps")) {
-      MROPE_ASSIGN_OR_RETURN(const int64_t x, field.Int64());
-      options.set_decode_steps(x);
-    } else if (IsField(key, "cos_sin")) {
-      MROPE_ASSIGN_OR_RETURN(const bool x, field.Bool());
-      options.set_cos_sin(x);
-    } else {
-      return field.UnknownKey(key, kOptionKeys);
+      return Set(ReadEnum(field, Options::OutputType_descriptor()), options,
+                 &Options::set_output_type);
     }
-    return absl::OkStatus();
+    if (IsField(key, "layout")) {
+      return Set(ReadEnum(field, Options::Layout_descriptor()), options, &Options::set_layout);
+    }
+    if (IsField(key, "window_begin")) return Set(field.Int64(), options, &Options::set_window_begin);
+    if (IsField(key, "window_end")) return Set(field.Int64(), options, &Options::set_window_end);
+    if (IsField(key, "decode_steps")) return Set(field.Int64(), options, &Options::set_decode_steps);
+    if (IsField(key, "cos_sin")) return Set(field.Bool(), options, &Options::set_cos_sin);
+    return field.UnknownKey(key, kOptionKeys);
   });
 }
 

@@ -100,6 +100,7 @@ TEST(RequestIoTest, ErrorsNameTheProblem) {
   ASSERT_FALSE(text.ok());
   EXPECT_THAT(std::string(text.status().message()), HasSubstr("request:2:"));
   EXPECT_THAT(std::string(text.status().message()), HasSubstr("idz"));
+  EXPECT_THAT(std::string(text.status().message()), HasSubstr("Accepted fields: ids."));
 }
 
 TEST(RequestIoTest, ReadsFilesByExtensionOrContent) {
