@@ -42,10 +42,10 @@ class FirstError : public google::protobuf::io::ErrorCollector {
 // protobuf reports an unknown field as `Message type "mrope.TokenRow" has no field named "idz".`:
 // add the fields that type has.
 std::string WithAcceptedFields(const std::string& error) {
-  constexpr absl::string_view kType = "Message type \"";
+  constexpr char kType[] = "Message type \"";
   const size_t start = error.find(kType);
   if (start == std::string::npos || !absl::StrContains(error, "has no field named")) return error;
-  const size_t name_start = start + kType.size();
+  const size_t name_start = start + sizeof(kType) - 1;
   const size_t name_end = error.find('"', name_start);
   const google::protobuf::Descriptor* type =
       google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(
