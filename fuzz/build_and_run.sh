@@ -32,7 +32,7 @@ shift $((OPTIND - 1))
 # Library sources per target (the fuzz target's own .cc is fuzz/TARGET.cc).
 POSITIONS="mrope/positions/batch.cc mrope/positions/model_config.cc mrope/positions/scanner.cc
   mrope/positions/sequence_positions.cc mrope/positions/span.cc"
-JSON="mrope/common/json.cc mrope/common/json_writer.cc"
+JSON="mrope/common/json.cc mrope/common/json_reader.cc mrope/common/json_writer.cc"
 ROTARY="mrope/rotary/rope_params.cc mrope/rotary/rope_config.cc mrope/rotary/axis_map.cc"
 SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc
   mrope/rotary/half_float.cc mrope/service/position_service.cc mrope/service/proto_convert.cc
@@ -52,9 +52,9 @@ TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen $SANITIZE -ffp-contract=off -Wno-deprecated-declarations"
+CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen -DSIMDJSON_THREADS_ENABLED=1 $SANITIZE -ffp-contract=off -Wno-deprecated-declarations"
 ABSL_MODULES="absl_status absl_statusor absl_strings absl_str_format absl_span"
-LIBS="$(pkg-config --libs $ABSL_MODULES) -lprotobuf -pthread"
+LIBS="$(pkg-config --libs $ABSL_MODULES) -lprotobuf -lsimdjson -pthread"
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 mkdir -p "$WORK"/{obj,bin,logs,gen}
@@ -83,6 +83,9 @@ run() {
   local target=$1 corpus="$WORK/corpus/$target" artifacts="$WORK/artifacts/$target/"
   local log="$WORK/logs/$target.log"
   mkdir -p "$corpus" "$artifacts"
+  # The JSON targets get a dictionary of JSON tokens, mrope's keys and edge-case numbers.
+  local dict=()
+  [[ $target == *json* || $target == service_request_fuzzer ]] && dict=(-dict=fuzz/json.dict)
   local seeds=()
   for dir in "fuzz/corpus/$target" "tests/regression/crashers/$target"; do
     [[ -d $dir ]] && seeds+=("$dir")
@@ -90,7 +93,7 @@ run() {
   # -rss_limit_mb: the largest legitimate input the targets build stays far below it.
   local start=$SECONDS
   "$WORK/bin/$target" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$artifacts" ${FUZZ_ARGS:-} \
+    -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" ${FUZZ_ARGS:-} \
     "$corpus" "${seeds[@]}" >"$log" 2>&1 || true
   local execs
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -246,6 +246,23 @@ def reset(name):
     return d
 
 
+# Inputs at the reader's edges (fuzz/FUZZING.md): deep nesting, numbers past int64 / double,
+# negative and fractional ids, the bare processor output, proto3 JSON forms.
+EDGE_JSON = {
+    "deep_nesting": '{"outputs": ' + "[" * 100 + "]" * 100 + "}",
+    "deep_nesting_ids": '{"input_ids": ' + "[" * 70 + "]" * 70 + "}",
+    "huge_numbers": '{"input_ids": [[1e400, 99999999999999999999999, -9223372036854775809, '
+                    '4611686018427387905, 1.5, -100]], "second_per_grid_ts": [1e999, -0.0]}',
+    "processor_output": '{"input_ids": [[151652, 151655, 151655, 151655, 151655, 151653, 7]], '
+                        '"attention_mask": [[1, 1, 1, 1, 1, 1, 1]], "image_grid_thw": [[1, 4, 4]], '
+                        '"video_grid_thw": null, "second_per_grid_ts": null}',
+    "proto3_json": '{"inputs": {"inputIds": [{"ids": ["151652", "151655", "151653"]}], '
+                   '"imageGridThw": [{"t": "1", "h": 2, "w": 2}]}, "sequences": [{"spans": '
+                   '[{"kind": 2, "grid": [2, 4, 4], "secondsPerGrid": 0.5}]}], '
+                   '"options": {"outputType": "INT32", "layout": 1, "decodeSteps": "2"}}',
+}
+
+
 def main():
     dirs = {name: reset(name) for name in (
         "positions_fuzzer", "request_json_fuzzer", "service_request_fuzzer",
@@ -276,6 +293,11 @@ def main():
         (dirs["rope_params_fuzzer"] / f"type_{rope_type}").write_bytes(rope_seed(rope_type))
     for name, seed in KERNEL_SEEDS.items():
         (dirs["kernel_args_fuzzer"] / name).write_bytes(seed)
+    for name, text in EDGE_JSON.items():
+        (dirs["request_json_fuzzer"] / f"edge_{name}.json").write_text(text)
+        (dirs["service_request_fuzzer"] / f"edge_{name}").write_bytes(bytes([1, 0]) + text.encode())
+        (dirs["config_json_fuzzer"] / f"edge_{name}.json").write_bytes(
+            struct.pack("<Q", 4096) + text.encode())
     for name, d in dirs.items():
         print(f"{name}: {len(list(d.iterdir()))} seeds")
 

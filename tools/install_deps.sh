@@ -4,7 +4,7 @@
 # has it; without it the CUDA targets are skipped.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev
-          libgmock-dev libbenchmark-dev pkg-config python3)
+          libgmock-dev libbenchmark-dev libsimdjson-dev pkg-config python3)
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   sudo_cmd=()

@@ -1,15 +1,41 @@
 #!/bin/bash
-# The README's test command (and CI's): installs the build dependencies, runs every test
-# offline, and ends with the line "N passed, N failed". Exits non-zero on any failure.
+# The README's test command (and CI's): installs the build dependencies, then runs
+#   1. every test                                  (bazel test --config=ci //...)
+#   2. every test again under ASan + UBSan          (--config=asan)
+#   3. the concurrency tests under TSan             (--config=tsan, tag "concurrency")
+# offline, and ends with the line "N passed, N failed" counting the test cases of all three
+# runs. Targets tagged own_sanitizer build with their own -fsanitize flags and are left out of
+# runs 2 and 3. Exits non-zero on any failure. MROPE_TEST_QUICK=1 runs only the first pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh || exit 1
+counts=$(mktemp)
 log=$(mktemp)
-bazel test --config=ci //... 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}  # 0 ok, 1 build failed, 3 tests failed, 4 no tests
+status=0
+
+# run_pass NAME BAZEL_TEST_ARGS...: one bazel test run, summarised right away (bazel-testlogs
+# points at the last run's configuration).
+run_pass() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  echo "=== $name: bazel test $*"
+  bazel test --config=ci "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}  # 0 ok, 1 build failed, 3 tests failed, 4 no tests
+  python3 tools/test_summary.py "$log" "$rc" --pass "$name" --counts "$counts" || status=1
+  echo "=== $name: $((SECONDS - start)) s"
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] && status=1
+}
+
+no_own="--build_tag_filters=-own_sanitizer --test_tag_filters=-own_sanitizer"
+run_pass tests //...
+if [ "${MROPE_TEST_QUICK:-0}" != 1 ]; then
+  # shellcheck disable=SC2086
+  run_pass asan --config=asan $no_own //...
+  run_pass tsan --config=tsan --build_tag_filters=concurrency,-own_sanitizer \
+    --test_tag_filters=concurrency,-own_sanitizer //...
+fi
 bazel shutdown >/dev/null 2>&1  # the server would otherwise idle for hours
-python3 tools/test_summary.py "$log" "$rc"
-summary_rc=$?
-rm -f "$log"
-[ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] && exit "$rc"
-exit "$summary_rc"
+python3 tools/test_summary.py --total "$counts" || status=1
+rm -f "$log" "$counts"
+exit "$status"

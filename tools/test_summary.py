@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Summarises a `bazel test` run, ending with the line 'N passed, N failed'.
+"""Summarises `bazel test` runs, ending with the line 'N passed, N failed'.
 
-Usage: test_summary.py BAZEL_TEST_LOG BAZEL_EXIT_CODE
+Usage: test_summary.py BAZEL_TEST_LOG BAZEL_EXIT_CODE [--pass NAME --counts FILE]
+       test_summary.py --total FILE
+
+The first form summarises one run (run it right after that run: it reads bazel-testlogs); with
+--counts it prefixes its lines with NAME and appends "passed failed skipped" to FILE. The second
+form adds up FILE's lines, one per run, into the closing 'N passed, N failed' line.
 
 Counts one result per gtest case, read from bazel-testlogs/<package>/<name>/test.xml of every
 target the log reports. A target that did not build, timed out or has no status counts as one
@@ -34,8 +39,23 @@ def cases(label):
     return passed, failed, skipped
 
 
+def total(counts_path):
+    sums = [0, 0, 0]
+    with open(counts_path) as counts:
+        for line in counts:
+            sums = [a + int(b) for a, b in zip(sums, line.split())]
+    passed, failed, skipped = sums
+    print(f"{skipped} skipped in all runs")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
 def main():
+    if sys.argv[1] == "--total":
+        return total(sys.argv[2])
     log_path, bazel_rc = sys.argv[1], int(sys.argv[2])
+    options = dict(zip(sys.argv[3::2], sys.argv[4::2]))
+    prefix = f"{options['--pass']}: " if "--pass" in options else ""
     passed = failed = skipped = 0
     seen = 0
     with open(log_path, errors="replace") as log:
@@ -62,8 +82,11 @@ def main():
     if bazel_rc != 0 and seen == 0:
         print("bazel test failed before running any test (see the log above)")
         failed += 1
-    print(f"{skipped} skipped (GPU tests without a GPU; CUDA targets without nvcc)")
-    print(f"{passed} passed, {failed} failed")
+    print(f"{prefix}{skipped} skipped (GPU tests without a GPU; CUDA targets without nvcc)")
+    print(f"{prefix}{passed} passed, {failed} failed")
+    if "--counts" in options:
+        with open(options["--counts"], "a") as counts:
+            counts.write(f"{passed} {failed} {skipped}\n")
     return 1 if failed else 0
 
 

@@ -1,18 +1,12 @@
 #include "mrope/common/json.h"
 
 #include <cmath>
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
 #include "mrope/common/status_macros.h"
 
 namespace mrope {
@@ -76,51 +70,59 @@ absl::Status WalkNested(const Value& value, const std::string& path, size_t dept
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  if (path == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    if (static_cast<int64_t>(text.size()) > kMaxJsonBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("stdin: input of ", text.size(), " bytes exceeds the limit of ",
-                       kMaxJsonBytes, " bytes"));
+// Copies a document into a Value tree.
+absl::Status ToValue(JsonValue& json, Value& out) {
+  MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, json.kind());
+  switch (kind) {
+    case JsonValue::Kind::kNull:
+      MROPE_RETURN_IF_ERROR(json.Skip());
+      out.set_null_value(google::protobuf::NULL_VALUE);
+      return absl::OkStatus();
+    case JsonValue::Kind::kBool: {
+      MROPE_ASSIGN_OR_RETURN(const bool x, json.Bool());
+      out.set_bool_value(x);
+      return absl::OkStatus();
     }
-    return text;
+    case JsonValue::Kind::kNumber: {
+      MROPE_ASSIGN_OR_RETURN(const double x, json.Double());
+      out.set_number_value(x);
+      return absl::OkStatus();
+    }
+    case JsonValue::Kind::kString: {
+      MROPE_ASSIGN_OR_RETURN(*out.mutable_string_value(), json.String());
+      return absl::OkStatus();
+    }
+    case JsonValue::Kind::kArray: {
+      auto& items = *out.mutable_list_value()->mutable_values();
+      return json.ForEachItem(
+          [&](int64_t, JsonValue& item) { return ToValue(item, *items.Add()); });
+    }
+    case JsonValue::Kind::kObject: {
+      auto& fields = *out.mutable_struct_value()->mutable_fields();
+      return json.ForEachField([&](absl::string_view key, JsonValue& value) {
+        Value& slot = fields[std::string(key)];
+        slot.Clear();  // a repeated key: the last one wins
+        return ToValue(value, slot);
+      });
+    }
   }
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open file '", path, "'"));
-  const std::streamoff size = in.tellg();
-  if (size < 0) return absl::InvalidArgumentError(absl::StrCat("cannot read file '", path, "'"));
-  if (size > kMaxJsonBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("file '", path, "' has ", size,
-                                                   " bytes, over the limit of ", kMaxJsonBytes));
-  }
-  std::string text(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(text.data(), size)) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot read file '", path, "'"));
-  }
-  return text;
+  return json.Error("unreadable value");
 }
+
+}  // namespace
 
 absl::StatusOr<Value> ParseJson(absl::string_view text) {
   Value value;
-  const auto status =
-      google::protobuf::util::JsonStringToMessage(std::string(text.data(), text.size()), &value);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON: ", std::string(status.message())));
-  }
+  MROPE_RETURN_IF_ERROR(ReadJson(text, [&](JsonValue& root) { return ToValue(root, value); }));
   return value;
 }
 
 absl::StatusOr<Value> ReadJsonFile(const std::string& path) {
-  MROPE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  auto value = ParseJson(text);
-  if (!value.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", value.status().message()));
-  }
+  MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
+  Value value;
+  const absl::Status status =
+      ReadJson(text, [&](JsonValue& root) { return ToValue(root, value); });
+  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", status.message()));
   return value;
 }
 

@@ -1,9 +1,11 @@
 #ifndef MROPE_COMMON_JSON_H_
 #define MROPE_COMMON_JSON_H_
 
-// Reading JSON documents (golden cases, requests, HF config.json) through protobuf's own JSON
-// parser into google.protobuf.Value, plus typed accessors that turn shape or type mismatches
-// into absl::Status errors naming the field path.
+// JSON documents as a google.protobuf.Value tree, for small documents read as a whole (HF
+// config.json, rotary golden cases, tests), plus typed accessors that turn shape or type
+// mismatches into absl::Status errors naming the field path. The tree is built by mrope's JSON
+// reader (json_reader.h) and shares its bounds; large inputs (requests, golden position cases)
+// are read with that reader directly, without a tree.
 
 #include <cstdint>
 #include <string>
@@ -12,19 +14,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
+#include "mrope/common/json_reader.h"
 
 namespace mrope {
 
-// Upper bound on JSON text mrope reads (documents beyond it are refused before parsing).
-// Parsing builds a google.protobuf.Value tree about 11x the text's size (measured: 28 MB of
-// input_ids peak at 334 MB), so the cap bounds that memory too; 64 MiB holds ~9M token ids.
-// Larger batches should use binary protos.
-inline constexpr int64_t kMaxJsonBytes = int64_t{64} << 20;
-
-// Reads a whole file ("-" reads stdin). Refuses files over kMaxJsonBytes.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
-
-// Parses JSON text. Malformed JSON gives InvalidArgument with the parser's message.
+// Parses JSON text (an object or an array). Malformed or too deeply nested JSON gives
+// InvalidArgument naming the problem.
 absl::StatusOr<google::protobuf::Value> ParseJson(absl::string_view text);
 
 // Reads and parses a JSON file.

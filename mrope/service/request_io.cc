@@ -1,136 +1,322 @@
 #include "mrope/service/request_io.h"
 
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
-#include "mrope/common/json.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
+#include "mrope/common/json_reader.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/service/textproto.h"
 
 namespace mrope {
 namespace {
 
-using ::google::protobuf::ListValue;
-using ::google::protobuf::Struct;
-using ::google::protobuf::Value;
+using ::google::protobuf::EnumDescriptor;
+using ::google::protobuf::EnumValueDescriptor;
+using ::google::protobuf::RepeatedField;
+using ::google::protobuf::RepeatedPtrField;
 
-constexpr absl::string_view kGoldenMetadataKeys[] = {
-    "format", "kind",    "model",  "case",   "tags",        "layout",
+// Token ids are vocabulary indices: never negative, and far below 2^62.
+constexpr int64_t kMaxTokenId = int64_t{1} << 62;
+constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+constexpr std::initializer_list<absl::string_view> kRequestKeys = {"inputs", "sequences",
+                                                                   "options"};
+// Keys of a golden case file that are not part of the request.
+constexpr std::initializer_list<absl::string_view> kGoldenMetadataKeys = {
+    "format", "kind",   "model",  "case",        "tags",   "layout",
     "batch_size", "seq_len", "source", "config", "inputs_from", "outputs"};
+constexpr std::initializer_list<absl::string_view> kInputKeys = {
+    "input_ids",          "attention_mask",        "image_grid_thw",
+    "video_grid_thw",     "second_per_grid_ts",    "video_second_per_grid",
+    "audio_feature_lengths", "use_audio_in_video"};
+constexpr std::initializer_list<absl::string_view> kSpanKeys = {
+    "kind", "text_tokens", "grid", "seconds_per_grid", "audio_tokens", "open"};
+constexpr std::initializer_list<absl::string_view> kOptionKeys = {
+    "output_type", "layout", "window_begin", "window_end", "decode_steps", "cos_sin"};
 
-void RemoveNulls(Struct& object) {
-  auto& fields = *object.mutable_fields();
-  for (auto it = fields.begin(); it != fields.end();) {
-    if (it->second.kind_case() == Value::kNullValue) {
-      it = fields.erase(it);
-    } else {
-      ++it;
+// `key` is the proto field `name` (snake_case) or its proto3 JSON name (lowerCamelCase).
+bool IsField(absl::string_view key, absl::string_view name) {
+  if (key == name) return true;
+  size_t k = 0;
+  for (size_t i = 0; i < name.size(); ++i, ++k) {
+    char want = name[i];
+    if (want == '_' && i + 1 < name.size()) want = absl::ascii_toupper(name[++i]);
+    if (k >= key.size() || key[k] != want) return false;
+  }
+  return k == key.size();
+}
+
+bool IsOneOf(absl::string_view key, std::initializer_list<absl::string_view> names) {
+  for (absl::string_view name : names) {
+    if (IsField(key, name)) return true;
+  }
+  return false;
+}
+
+// ForEachField that treats a null value as an absent key.
+absl::Status ForEachSetField(
+    JsonValue& object, absl::FunctionRef<absl::Status(absl::string_view, JsonValue&)> field) {
+  return object.ForEachField([&](absl::string_view key, JsonValue& value) -> absl::Status {
+    MROPE_ASSIGN_OR_RETURN(const bool null, value.IsNull());
+    return null ? absl::OkStatus() : field(key, value);
+  });
+}
+
+// An enum by name or number.
+absl::StatusOr<int> ReadEnum(JsonValue& value, const EnumDescriptor* type) {
+  MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
+  const EnumValueDescriptor* found = nullptr;
+  std::string given;
+  if (kind == JsonValue::Kind::kString) {
+    MROPE_ASSIGN_OR_RETURN(given, value.String());
+    found = type->FindValueByName(given);
+  } else {
+    MROPE_ASSIGN_OR_RETURN(const int64_t number, value.Int64(INT32_MIN, INT32_MAX));
+    given = absl::StrCat(number);
+    found = type->FindValueByNumber(static_cast<int>(number));
+  }
+  if (found == nullptr) {
+    std::vector<std::string> names;
+    for (int i = 0; i < type->value_count(); ++i) names.push_back(type->value(i)->name());
+    return value.Error(
+        absl::StrCat("expected one of ", absl::StrJoin(names, ", "), ", got ", given));
+  }
+  return found->number();
+}
+
+// Passes a read value to a proto setter (enums from int, float fields from double).
+template <typename T, typename Message, typename Arg>
+absl::Status Set(absl::StatusOr<T> value, Message& message, void (Message::*set)(Arg)) {
+  if (!value.ok()) return value.status();
+  (message.*set)(static_cast<Arg>(*value));
+  return absl::OkStatus();
+}
+
+// A token row: [ids...] or {"ids": [ids...]}. `total` counts the tokens of all rows.
+absl::Status ReadTokenRow(JsonValue& value, int64_t min, int64_t max,
+                          const PositionLimits& limits, int64_t& total, TokenRow& row) {
+  const auto read_ids = [&](JsonValue& ids) -> absl::Status {
+    MROPE_RETURN_IF_ERROR(ReadInt64List(ids, min, max, limits.max_tokens_per_row,
+                                        [&](int64_t id) { row.add_ids(id); }));
+    total += row.ids_size();
+    if (total > limits.max_total_tokens) {
+      return ids.Error(absl::StrCat("the rows hold more than ", limits.max_total_tokens,
+                                    " tokens in all"));
     }
-  }
+    return absl::OkStatus();
+  };
+  MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
+  if (kind != JsonValue::Kind::kObject) return read_ids(value);
+  return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) {
+    return key == "ids" ? read_ids(field) : field.UnknownKey(key, {"ids"});
+  });
 }
 
-// [[a, b, c], ...] -> [{"ids": [a, b, c]}, ...]
-void RowsToTokenRows(Value& value) {
-  if (value.kind_case() != Value::kListValue) return;
-  for (Value& row : *value.mutable_list_value()->mutable_values()) {
-    if (row.kind_case() != Value::kListValue) continue;
-    Value wrapped;
-    *(*wrapped.mutable_struct_value()->mutable_fields())["ids"].mutable_list_value() =
-        row.list_value();
-    row = std::move(wrapped);
-  }
+// [B][L] rows of values in [min, max].
+absl::Status ReadTokenRows(JsonValue& value, int64_t min, int64_t max,
+                           const PositionLimits& limits, RepeatedPtrField<TokenRow>& rows) {
+  int64_t total = 0;
+  return value.ForEachItem([&](int64_t index, JsonValue& row) -> absl::Status {
+    if (index >= limits.max_batch_rows) {
+      return value.Error(absl::StrCat("more than ", limits.max_batch_rows, " rows"));
+    }
+    return ReadTokenRow(row, min, max, limits, total, *rows.Add());
+  });
 }
 
-// [t, h, w] -> {"t": t, "h": h, "w": w}
-absl::Status TripleToGrid(Value& value, absl::string_view path) {
-  if (value.kind_case() != Value::kListValue) return absl::OkStatus();
-  const ListValue& list = value.list_value();
-  if (list.values_size() != 3) {
+// A grid: [t, h, w] or {"t": t, "h": h, "w": w}.
+absl::Status ReadGrid(JsonValue& value, GridThw& grid) {
+  MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
+  if (kind == JsonValue::Kind::kObject) {
+    return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
+      void (GridThw::*set)(int64_t) = key == "t"   ? &GridThw::set_t
+                                      : key == "h" ? &GridThw::set_h
+                                      : key == "w" ? &GridThw::set_w
+                                                   : nullptr;
+      if (set == nullptr) return field.UnknownKey(key, {"t", "h", "w"});
+      return Set(field.Int64(), grid, set);
+    });
+  }
+  int64_t thw[3] = {0, 0, 0};
+  int64_t count = 0;
+  MROPE_RETURN_IF_ERROR(value.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
+    if (index >= 3) return value.Error("expected [t, h, w], got more than 3 numbers");
+    MROPE_ASSIGN_OR_RETURN(thw[index], item.Int64());
+    ++count;
+    return absl::OkStatus();
+  }));
+  if (count != 3) {
+    return value.Error(absl::StrCat("expected [t, h, w], got ", count, " numbers"));
+  }
+  grid.set_t(thw[0]);
+  grid.set_h(thw[1]);
+  grid.set_w(thw[2]);
+  return absl::OkStatus();
+}
+
+absl::Status ReadGrids(JsonValue& value, const PositionLimits& limits,
+                       RepeatedPtrField<GridThw>& grids) {
+  return value.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
+    if (index >= limits.max_total_tokens) {
+      return value.Error(absl::StrCat("more than ", limits.max_total_tokens, " grids"));
+    }
+    return ReadGrid(item, *grids.Add());
+  });
+}
+
+absl::Status ReadFloats(JsonValue& value, const PositionLimits& limits,
+                        RepeatedField<float>& out) {
+  return value.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
+    if (index >= limits.max_total_tokens) {
+      return value.Error(absl::StrCat("more than ", limits.max_total_tokens, " numbers"));
+    }
+    MROPE_ASSIGN_OR_RETURN(const double x, item.Double());
+    out.Add(static_cast<float>(x));
+    return absl::OkStatus();
+  });
+}
+
+// One key of the golden `inputs` object (also the top level of a bare processor output).
+absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLimits& limits,
+                       PromptInputs& inputs) {
+  if (IsField(key, "input_ids")) {
+    return ReadTokenRows(value, 0, kMaxTokenId, limits, *inputs.mutable_input_ids());
+  }
+  if (IsField(key, "attention_mask")) {
+    return ReadTokenRows(value, 0, 1, limits, *inputs.mutable_attention_mask());
+  }
+  if (IsField(key, "image_grid_thw")) {
+    return ReadGrids(value, limits, *inputs.mutable_image_grid_thw());
+  }
+  if (IsField(key, "video_grid_thw")) {
+    return ReadGrids(value, limits, *inputs.mutable_video_grid_thw());
+  }
+  if (IsField(key, "second_per_grid_ts")) {
+    return ReadFloats(value, limits, *inputs.mutable_second_per_grid_ts());
+  }
+  if (IsField(key, "video_second_per_grid")) {
+    return ReadFloats(value, limits, *inputs.mutable_video_second_per_grid());
+  }
+  if (IsField(key, "audio_feature_lengths")) {
+    return ReadInt64List(value, kMinInt64, kMaxInt64, limits.max_total_tokens,
+                         [&](int64_t x) { inputs.add_audio_feature_lengths(x); });
+  }
+  if (IsField(key, "use_audio_in_video")) {
+    return Set(value.Bool(), inputs, &PromptInputs::set_use_audio_in_video);
+  }
+  return value.UnknownKey(key, kInputKeys);
+}
+
+absl::Status ReadSpan(JsonValue& value, PromptSpan& span) {
+  return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
+    if (IsField(key, "kind")) {
+      return Set(ReadEnum(field, PromptSpan::Kind_descriptor()), span, &PromptSpan::set_kind);
+    }
+    if (IsField(key, "text_tokens")) return Set(field.Int64(), span, &PromptSpan::set_text_tokens);
+    if (IsField(key, "grid")) return ReadGrid(field, *span.mutable_grid());
+    if (IsField(key, "seconds_per_grid")) {
+      return Set(field.Double(), span, &PromptSpan::set_seconds_per_grid);
+    }
+    if (IsField(key, "audio_tokens")) return Set(field.Int64(), span, &PromptSpan::set_audio_tokens);
+    if (IsField(key, "open")) return Set(field.Bool(), span, &PromptSpan::set_open);
+    return field.UnknownKey(key, kSpanKeys);
+  });
+}
+
+absl::Status ReadSequences(JsonValue& value, const PositionLimits& limits,
+                           RepeatedPtrField<SpanSequence>& sequences) {
+  int64_t spans = 0;
+  return value.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
+    if (index >= limits.max_batch_rows) {
+      return value.Error(absl::StrCat("more than ", limits.max_batch_rows, " sequences"));
+    }
+    SpanSequence& sequence = *sequences.Add();
+    return ForEachSetField(item, [&](absl::string_view key, JsonValue& field) -> absl::Status {
+      if (key != "spans") return field.UnknownKey(key, {"spans"});
+      return field.ForEachItem([&](int64_t, JsonValue& span) -> absl::Status {
+        if (++spans > limits.max_total_tokens) {
+          return field.Error(absl::StrCat("more than ", limits.max_total_tokens, " spans"));
+        }
+        return ReadSpan(span, *sequence.add_spans());
+      });
+    });
+  });
+}
+
+absl::Status ReadOptions(JsonValue& value, PositionOptions& options) {
+  using Options = PositionOptions;
+  return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
+    if (IsField(key, "output_type")) {
+      return Set(ReadEnum(field, Options::OutputType_descriptor()), options,
+                 &Options::set_output_type);
+    }
+    if (IsField(key, "layout")) {
+      return Set(ReadEnum(field, Options::Layout_descriptor()), options, &Options::set_layout);
+    }
+    if (IsField(key, "window_begin")) return Set(field.Int64(), options, &Options::set_window_begin);
+    if (IsField(key, "window_end")) return Set(field.Int64(), options, &Options::set_window_end);
+    if (IsField(key, "decode_steps")) return Set(field.Int64(), options, &Options::set_decode_steps);
+    if (IsField(key, "cos_sin")) return Set(field.Bool(), options, &Options::set_cos_sin);
+    return field.UnknownKey(key, kOptionKeys);
+  });
+}
+
+absl::Status ReadRequest(JsonValue& root, const PositionLimits& limits,
+                         PositionRequest& request) {
+  bool nested_inputs = false;  // {"inputs": {...}}
+  bool bare_inputs = false;    // the processor output's keys at the top level
+  MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, root.kind());
+  if (kind != JsonValue::Kind::kObject) return root.Error("request: expected a JSON object");
+  MROPE_RETURN_IF_ERROR(
+      ForEachSetField(root, [&](absl::string_view key, JsonValue& value) -> absl::Status {
+        if (key == "inputs") {
+          nested_inputs = true;
+          return ForEachSetField(value, [&](absl::string_view name, JsonValue& input) {
+            return ReadInput(name, input, limits, *request.mutable_inputs());
+          });
+        }
+        if (IsOneOf(key, kInputKeys)) {
+          bare_inputs = true;
+          return ReadInput(key, value, limits, *request.mutable_inputs());
+        }
+        if (key == "sequences") return ReadSequences(value, limits, *request.mutable_sequences());
+        if (key == "options") return ReadOptions(value, *request.mutable_options());
+        if (IsOneOf(key, kGoldenMetadataKeys)) return value.Skip();
+        std::vector<absl::string_view> accepted(kRequestKeys);
+        accepted.insert(accepted.end(), kInputKeys.begin(), kInputKeys.end());
+        return value.UnknownKey(key, accepted);
+      }));
+  if (nested_inputs && bare_inputs) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": expected [t, h, w], got ", list.values_size(), " numbers"));
-  }
-  Value grid;
-  auto& fields = *grid.mutable_struct_value()->mutable_fields();
-  fields["t"] = list.values(0);
-  fields["h"] = list.values(1);
-  fields["w"] = list.values(2);
-  value = std::move(grid);
-  return absl::OkStatus();
-}
-
-absl::Status NormalizeInputs(Value& inputs) {
-  if (inputs.kind_case() != Value::kStructValue) return absl::OkStatus();
-  Struct& object = *inputs.mutable_struct_value();
-  RemoveNulls(object);
-  auto& fields = *object.mutable_fields();
-  for (const char* key : {"input_ids", "attention_mask"}) {
-    if (auto it = fields.find(key); it != fields.end()) RowsToTokenRows(it->second);
-  }
-  for (const char* key : {"image_grid_thw", "video_grid_thw"}) {
-    auto it = fields.find(key);
-    if (it == fields.end() || it->second.kind_case() != Value::kListValue) continue;
-    auto& grids = *it->second.mutable_list_value()->mutable_values();
-    for (int i = 0; i < grids.size(); ++i) {
-      MROPE_RETURN_IF_ERROR(TripleToGrid(grids[i], absl::StrCat("inputs.", key, "[", i, "]")));
-    }
+        "request: the inputs are given both under 'inputs' and at the top level; use one");
   }
   return absl::OkStatus();
 }
 
-absl::Status NormalizeSequences(Value& sequences) {
-  if (sequences.kind_case() != Value::kListValue) return absl::OkStatus();
-  auto& list = *sequences.mutable_list_value()->mutable_values();
-  for (int i = 0; i < list.size(); ++i) {
-    if (list[i].kind_case() != Value::kStructValue) continue;
-    auto& seq_fields = *list[i].mutable_struct_value()->mutable_fields();
-    auto spans = seq_fields.find("spans");
-    if (spans == seq_fields.end() || spans->second.kind_case() != Value::kListValue) continue;
-    auto& span_list = *spans->second.mutable_list_value()->mutable_values();
-    for (int j = 0; j < span_list.size(); ++j) {
-      if (span_list[j].kind_case() != Value::kStructValue) continue;
-      auto& span_fields = *span_list[j].mutable_struct_value()->mutable_fields();
-      if (auto grid = span_fields.find("grid"); grid != span_fields.end()) {
-        MROPE_RETURN_IF_ERROR(TripleToGrid(
-            grid->second, absl::StrCat("sequences[", i, "].spans[", j, "].grid")));
-      }
-    }
-  }
-  return absl::OkStatus();
+// Text: a std::string with ReadFileToString's spare capacity (read in place), or a string_view.
+template <typename Text>
+absl::StatusOr<PositionRequest> RequestFromJson(const Text& json, const PositionLimits& limits) {
+  PositionRequest request;
+  MROPE_RETURN_IF_ERROR(
+      ReadJson(json, [&](JsonValue& root) { return ReadRequest(root, limits, request); }));
+  return request;
 }
 
 }  // namespace
 
-absl::StatusOr<PositionRequest> PositionRequestFromJson(absl::string_view json) {
-  MROPE_ASSIGN_OR_RETURN(Value doc, ParseJson(json));
-  if (doc.kind_case() != Value::kStructValue) {
-    return absl::InvalidArgumentError("request: expected a JSON object");
-  }
-  Struct& root = *doc.mutable_struct_value();
-  for (absl::string_view key : kGoldenMetadataKeys) root.mutable_fields()->erase(std::string(key));
-  RemoveNulls(root);
-  auto& fields = *root.mutable_fields();
-  if (auto it = fields.find("inputs"); it != fields.end()) {
-    MROPE_RETURN_IF_ERROR(NormalizeInputs(it->second));
-  }
-  if (auto it = fields.find("sequences"); it != fields.end()) {
-    MROPE_RETURN_IF_ERROR(NormalizeSequences(it->second));
-  }
-  std::string normalized;
-  const auto printed = google::protobuf::util::MessageToJsonString(doc, &normalized);
-  if (!printed.ok()) {
-    return absl::InternalError(absl::StrCat("request: ", std::string(printed.message())));
-  }
-  PositionRequest request;
-  const auto parsed = google::protobuf::util::JsonStringToMessage(normalized, &request);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("request: ", std::string(parsed.message())));
-  }
-  return request;
+absl::StatusOr<PositionRequest> PositionRequestFromJson(absl::string_view json,
+                                                        const PositionLimits& limits) {
+  return RequestFromJson(json, limits);
 }
 
 absl::StatusOr<PositionRequest> PositionRequestFromTextproto(absl::string_view text) {
@@ -139,16 +325,17 @@ absl::StatusOr<PositionRequest> PositionRequestFromTextproto(absl::string_view t
   return request;
 }
 
-absl::StatusOr<PositionRequest> ReadPositionRequest(const std::string& path) {
+absl::StatusOr<PositionRequest> ReadPositionRequest(const std::string& path,
+                                                    const PositionLimits& limits) {
   MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
   absl::StatusOr<PositionRequest> request;
   if (absl::EndsWith(path, ".json")) {
-    request = PositionRequestFromJson(text);
+    request = RequestFromJson(text, limits);
   } else if (IsTextprotoPath(path)) {
     request = PositionRequestFromTextproto(text);
   } else {
     const absl::string_view content = absl::StripLeadingAsciiWhitespace(text);
-    request = absl::StartsWith(content, "{") ? PositionRequestFromJson(text)
+    request = absl::StartsWith(content, "{") ? RequestFromJson(text, limits)
                                              : PositionRequestFromTextproto(text);
   }
   if (!request.ok()) {

@@ -1,9 +1,12 @@
 #include "mrope/service/textproto.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -36,6 +39,23 @@ class FirstError : public google::protobuf::io::ErrorCollector {
   std::string error_;
 };
 
+// protobuf reports an unknown field as `Message type "mrope.TokenRow" has no field named "idz".`:
+// add the fields that type has.
+std::string WithAcceptedFields(const std::string& error) {
+  constexpr char kType[] = "Message type \"";
+  const size_t start = error.find(kType);
+  if (start == std::string::npos || !absl::StrContains(error, "has no field named")) return error;
+  const size_t name_start = start + sizeof(kType) - 1;
+  const size_t name_end = error.find('"', name_start);
+  const google::protobuf::Descriptor* type =
+      google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(
+          error.substr(name_start, name_end - name_start));
+  if (type == nullptr) return error;
+  std::vector<std::string> names;
+  for (int i = 0; i < type->field_count(); ++i) names.push_back(type->field(i)->name());
+  return absl::StrCat(error, " Accepted fields: ", absl::StrJoin(names, ", "), ".");
+}
+
 }  // namespace
 
 absl::Status ParseTextproto(absl::string_view text, absl::string_view source,
@@ -45,7 +65,8 @@ absl::Status ParseTextproto(absl::string_view text, absl::string_view source,
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(std::string(text), &message)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        source, ":", errors.error().empty() ? "invalid text proto" : errors.error()));
+        source, ":",
+        errors.error().empty() ? "invalid text proto" : WithAcceptedFields(errors.error())));
   }
   return absl::OkStatus();
 }

@@ -100,6 +100,7 @@ TEST(RequestIoTest, ErrorsNameTheProblem) {
   ASSERT_FALSE(text.ok());
   EXPECT_THAT(std::string(text.status().message()), HasSubstr("request:2:"));
   EXPECT_THAT(std::string(text.status().message()), HasSubstr("idz"));
+  EXPECT_THAT(std::string(text.status().message()), HasSubstr("Accepted fields: ids."));
 }
 
 TEST(RequestIoTest, ReadsFilesByExtensionOrContent) {
@@ -121,7 +122,95 @@ TEST(RequestIoTest, ReadsFilesByExtensionOrContent) {
   }
   std::ofstream(dir + "/bad.json") << "{\"inputs\": 3}";
   auto bad = ReadPositionRequest(dir + "/bad.json");
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("bad.json: request: "));
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("bad.json: inputs: expected an object, got a number"));
+}
+
+// What an HF processor returns, dumped with json.dump: the inputs at the top level.
+TEST(RequestIoTest, BareProcessorOutputIsTheInputs) {
+  auto bare = PositionRequestFromJson(R"({
+    "input_ids": [[151643, 7, 151652, 151655, 151653], [5, 6, 151652, 151655, 151653]],
+    "attention_mask": [[0, 1, 1, 1, 1], [1, 1, 1, 1, 1]],
+    "image_grid_thw": [[1, 2, 2], [1, 2, 2]],
+    "options": {"output_type": "INT32", "layout": "PACKED", "decode_steps": 2}
+  })");
+  auto reference = PositionRequestFromTextproto(kTextproto);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  ASSERT_TRUE(reference.ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(*bare, *reference));
+
+  auto both = PositionRequestFromJson(R"({"input_ids": [[1]], "inputs": {"input_ids": [[1]]}})");
+  EXPECT_THAT(std::string(both.status().message()),
+              HasSubstr("given both under 'inputs' and at the top level"));
+}
+
+TEST(RequestIoTest, UnknownKeysAreNamedWithTheAcceptedOnes) {
+  auto pixels = PositionRequestFromJson(R"({"input_ids": [[1]], "pixel_values": [[0.5]]})");
+  EXPECT_EQ(std::string(pixels.status().message()),
+            "unknown key 'pixel_values'; accepted keys: inputs, sequences, options, input_ids, "
+            "attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts, "
+            "video_second_per_grid, audio_feature_lengths, use_audio_in_video");
+  auto span = PositionRequestFromJson(R"({"sequences": [{"spans": [{"knd": "TEXT"}]}]})");
+  EXPECT_EQ(std::string(span.status().message()),
+            "sequences[0].spans[0]: unknown key 'knd'; accepted keys: kind, text_tokens, grid, "
+            "seconds_per_grid, audio_tokens, open");
+  auto kind = PositionRequestFromJson(R"({"sequences": [{"spans": [{"kind": "PICTURE"}]}]})");
+  EXPECT_EQ(std::string(kind.status().message()),
+            "sequences[0].spans[0].kind: expected one of TEXT, IMAGE, VIDEO, AUDIO, "
+            "AUDIO_IN_VIDEO, got PICTURE");
+}
+
+TEST(RequestIoTest, NumbersAreCheckedWithTheirPath) {
+  auto negative = PositionRequestFromJson(R"({"input_ids": [[1, 2], [3, -100]]})");
+  EXPECT_EQ(std::string(negative.status().message()),
+            "input_ids[1][1]: expected an integer in [0, 4611686018427387904], got -100");
+  auto huge = PositionRequestFromJson(R"({"inputs": {"input_ids": [[1e30]]}})");
+  EXPECT_EQ(std::string(huge.status().message()),
+            "inputs.input_ids[0][0]: expected an integer in [0, 4611686018427387904], got 1e30");
+  auto mask = PositionRequestFromJson(R"({"inputs": {"attention_mask": [[1, 2]]}})");
+  EXPECT_EQ(std::string(mask.status().message()),
+            "inputs.attention_mask[0][1]: expected an integer in [0, 1], got 2");
+  auto grid = PositionRequestFromJson(R"({"inputs": {"video_grid_thw": [[1, 2.5, 2]]}})");
+  EXPECT_THAT(std::string(grid.status().message()),
+              HasSubstr("inputs.video_grid_thw[0][1]: expected an integer"));
+  auto seconds = PositionRequestFromJson(R"({"inputs": {"second_per_grid_ts": [1e999]}})");
+  EXPECT_EQ(std::string(seconds.status().message()),
+            "inputs.second_per_grid_ts[0]: expected a finite number, got 1e999");
+  auto enum_number = PositionRequestFromJson(R"({"options": {"layout": 1, "decodeSteps": "3"}})");
+  ASSERT_TRUE(enum_number.ok()) << enum_number.status();
+  EXPECT_EQ(enum_number->options().layout(), PositionOptions::PACKED);
+  EXPECT_EQ(enum_number->options().decode_steps(), 3);
+}
+
+TEST(RequestIoTest, SizesAreRefusedWhileReading) {
+  PositionLimits limits;
+  limits.max_tokens_per_row = 4;
+  limits.max_batch_rows = 2;
+  auto long_row = PositionRequestFromJson(R"({"input_ids": [[1, 2, 3, 4, 5, 6, 7]]})", limits);
+  EXPECT_EQ(std::string(long_row.status().message()), "input_ids[0]: more than 4 items");
+  auto rows = PositionRequestFromJson(R"({"input_ids": [[1], [2], [3]]})", limits);
+  EXPECT_EQ(std::string(rows.status().message()), "input_ids: more than 2 rows");
+
+  // 2^20 + 1 tokens in one row (the default per-row limit): refused at the first token over.
+  std::string big = "{\"input_ids\": [[";
+  for (int64_t i = 0; i <= PositionLimits().max_tokens_per_row; ++i) big += "151655, ";
+  big += "1]]}";
+  auto too_long = PositionRequestFromJson(big);
+  EXPECT_EQ(std::string(too_long.status().message()), "input_ids[0]: more than 1048576 items");
+}
+
+TEST(RequestIoTest, DeepNestingIsRefusedNamingTheDepth) {
+  // In a key that is read: a type error at the first level too deep.
+  const std::string deep_ids =
+      "{\"input_ids\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  EXPECT_EQ(std::string(PositionRequestFromJson(deep_ids).status().message()),
+            "input_ids[0][0]: expected an integer, got an array");
+  // In a key that is skipped (a golden file's outputs): the depth limit.
+  const std::string deep_outputs =
+      "{\"outputs\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  const std::string message(PositionRequestFromJson(deep_outputs).status().message());
+  EXPECT_THAT(message, HasSubstr("arrays and objects nest deeper than 64 levels"));
+  EXPECT_THAT(message, HasSubstr("outputs[0][0]"));
 }
 
 }  // namespace

@@ -230,6 +230,13 @@ def offline_dependencies():
         apt_hint = "libbenchmark-dev",
     )
 
+    system_repo(
+        name = "simdjson",
+        build_file = "//third_party/system:simdjson.BUILD",
+        symlinks = {"include/simdjson.h": "/usr/include/simdjson.h"},
+        apt_hint = "libsimdjson-dev",
+    )
+
     local_cuda(
         name = "local_cuda",
         build_file = "//third_party/system:cuda.BUILD",
