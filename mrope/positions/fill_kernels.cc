@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
+// Not under sanitizers (MROPE_NO_IFUNC, set by .bazelrc's asan/tsan configs): the clones'
+// IFUNC resolver runs during relocation, before a sanitizer runtime is initialised, and an
+// instrumented resolver crashes there (seen with TSan).
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(MROPE_NO_IFUNC)
 #define MROPE_STORE_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define MROPE_STORE_CLONES
