@@ -30,8 +30,9 @@ using ::mrope::testing::ListJsonFiles;
 using ::mrope::testing::RunfilesPath;
 using ::mrope::testing::UlpDistance;
 
-constexpr const char* kGoldenDirs[] = {"tests/golden/rotary_qwen2_vl",
-                                       "tests/golden/rotary_qwen3_vl"};
+constexpr const char* kGoldenDirs[] = {
+    "tests/golden/rotary_qwen2_vl", "tests/golden/rotary_qwen3_vl",
+    "tests/golden/rotary_scaling_qwen2_vl", "tests/golden/rotary_scaling_qwen3_vl"};
 
 // One rotary golden case. q/k are [B][H][T][D], positions [3][B][T].
 struct GoldenCase {
