@@ -31,12 +31,16 @@ using ::mrope::testing::RunfilesPath;
 using ::mrope::testing::UlpDistance;
 
 constexpr const char* kGoldenDirs[] = {
-    "tests/golden/rotary_qwen2_vl", "tests/golden/rotary_qwen3_vl",
-    "tests/golden/rotary_scaling_qwen2_vl", "tests/golden/rotary_scaling_qwen3_vl"};
+    "tests/golden/rotary_qwen2_vl",         "tests/golden/rotary_qwen3_vl",
+    "tests/golden/rotary_scaling_qwen2_vl", "tests/golden/rotary_scaling_qwen3_vl",
+    "tests/golden/rotary_glm4v",            "tests/golden/rotary_glm4v_moe"};
 
-// One rotary golden case. q/k are [B][H][T][D], positions [3][B][T].
+// One rotary golden case. q/k are [B][H][T][D], positions [3][B][T]; cos/sin have rotary_dim
+// values per token (of which the first rotary_dim / 2 are distinct).
 struct GoldenCase {
   RopeParameters params;
+  RotaryLayout layout = RotaryLayout::kNeox;  // of the HF model `reference_model`
+  std::string rotate;                         // GLM cases: "interleaved_pairs" or "half"
   int64_t batch = 0, tokens = 0, q_heads = 0, k_heads = 0, head_dim = 0;
   std::vector<int64_t> positions;
   std::vector<float> q, k;
@@ -56,6 +60,13 @@ absl::StatusOr<GoldenCase> LoadCase(const std::string& path) {
   GoldenCase c;
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* config, GetField(doc, "config", "case"));
   MROPE_ASSIGN_OR_RETURN(c.params, ParseRopeParameters(*config));
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* model,
+                         GetField(doc, "reference_model", "case"));
+  MROPE_ASSIGN_OR_RETURN(const std::string model_type, AsString(*model, "reference_model"));
+  c.layout = RotaryLayoutForModelType(model_type);
+  if (const google::protobuf::Value* rotate = FindField(*config, "rotate"); rotate != nullptr) {
+    MROPE_ASSIGN_OR_RETURN(c.rotate, AsString(*rotate, "config.rotate"));
+  }
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* inputs, GetField(doc, "inputs", "case"));
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", "case"));
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* pos,
@@ -133,24 +144,24 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     c_ = *std::move(loaded);
     ASSERT_EQ(c_.head_dim, c_.params.head_dim);
-    absl::StatusOr<RotarySpec> spec =
-        BuildRotarySpec(c_.params, RotaryLayout::kNeox, MaxPosition(c_) + 1);
+    absl::StatusOr<RotarySpec> spec = BuildRotarySpec(c_.params, c_.layout, MaxPosition(c_) + 1);
     ASSERT_TRUE(spec.ok()) << spec.status();
     spec_ = *std::move(spec);
+    ASSERT_EQ(c_.cos_shape.back(), spec_.rotary_dim);
   }
 
-  int64_t half() const { return c_.head_dim / 2; }
+  int64_t half() const { return spec_.rotary_dim / 2; }
 
-  // The stored cos/sin as per-pair rows [T][D/2] of batch b: pair j takes dimension j on its
-  // axis (chunked variant) or of the merged table (interleaved); dimension j + D/2 holds the
-  // same number (emb = cat(freqs, freqs)), which is checked.
+  // The stored cos/sin as per-pair rows [T][rotary_dim/2] of batch b: pair j takes value j on
+  // its axis (chunked variant) or of the merged table (interleaved); value j + rotary_dim/2
+  // holds the same number (emb = cat(freqs, freqs)), which is checked.
   void StoredRows(int64_t b, std::vector<CosSin>& rows) const {
     const bool per_axis = c_.cos_shape.size() == 4;
     rows.resize(c_.tokens * half());
     for (int64_t t = 0; t < c_.tokens; ++t) {
       for (int64_t j = 0; j < half(); ++j) {
         const int64_t axis = per_axis ? spec_.axis_map.axis[j] : 0;
-        const int64_t base = ((axis * c_.batch + b) * c_.tokens + t) * c_.head_dim;
+        const int64_t base = ((axis * c_.batch + b) * c_.tokens + t) * spec_.rotary_dim;
         ASSERT_EQ(c_.cos[base + j], c_.cos[base + j + half()]);
         ASSERT_EQ(c_.sin[base + j], c_.sin[base + j + half()]);
         rows[t * half() + j] = {c_.cos[base + j], c_.sin[base + j]};
@@ -162,6 +173,7 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
   // torch's cos/sin are within 1-2 ulp of ours, not equal, and y = x1*c - x2*s can cancel, so
   // an output's distance is measured in ulp of its larger product term: a 1-ulp change of c or
   // s moves that term by about 1 ulp. Plain ulp distances above 4 are counted and recorded.
+  // Dimensions from rotary_dim on pass through and must be equal.
   void ExpectRotatedWithinFourUlp(const std::vector<float>& got, const std::vector<float>& x,
                                   const std::vector<float>& want, int64_t heads) {
     int64_t beyond_plain = 0;
@@ -172,13 +184,18 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
       for (int64_t h = 0; h < heads; ++h) {
         for (int64_t t = 0; t < c_.tokens; ++t) {
           const int64_t base = ((b * heads + h) * c_.tokens + t) * c_.head_dim;
-          for (int64_t j = 0; j < half(); ++j) {
+          for (int64_t d = spec_.rotary_dim; d < c_.head_dim; ++d) {
+            ASSERT_EQ(got[base + d], want[base + d]) << "pass-through dimension " << d;
+          }
+          for (int j = 0; j < half(); ++j) {
             const CosSin cs = rows[t * half() + j];
-            const float x1 = x[base + j], x2 = x[base + j + half()];
+            const int64_t i1 = base + PairFirstIndex(spec_.layout, j);
+            const int64_t i2 = base + PairSecondIndex(spec_.layout, j, spec_.rotary_dim);
+            const float x1 = x[i1], x2 = x[i2];
             const float scale1 = std::max(std::fabs(x1 * cs.cos), std::fabs(x2 * cs.sin));
             const float scale2 = std::max(std::fabs(x2 * cs.cos), std::fabs(x1 * cs.sin));
-            for (const auto& [i, scale] : {std::pair<int64_t, float>{base + j, scale1},
-                                           std::pair<int64_t, float>{base + j + half(), scale2}}) {
+            for (const auto& [i, scale] :
+                 {std::pair<int64_t, float>{i1, scale1}, std::pair<int64_t, float>{i2, scale2}}) {
               if (UlpDistance(got[i], want[i]) <= 4) continue;
               ++beyond_plain;
               const float ulp = std::nextafter(scale, INFINITY) - scale;
@@ -196,24 +213,31 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
   RotarySpec spec_;
 };
 
-TEST_P(RotaryGoldenTest, InvFreqWithinOneUlp) {
+// Every method's float32 steps are HF's (rope_scaling.h, torch_powf.h).
+TEST_P(RotaryGoldenTest, InvFreqBitExact) {
   ASSERT_EQ(spec_.inv_freq.size(), c_.inv_freq.size());
-  const int64_t worst = MaxUlp(spec_.inv_freq, c_.inv_freq);
-  EXPECT_LE(worst, 1);
-  RecordProperty("inv_freq_max_ulp", static_cast<int>(worst));
+  EXPECT_EQ(MaxUlp(spec_.inv_freq, c_.inv_freq), 0);
+}
+
+// The GLM cases name HF's rotate function; it must be the layout of their model_type.
+TEST_P(RotaryGoldenTest, LayoutMatchesRotate) {
+  if (c_.rotate.empty()) GTEST_SKIP() << "no config.rotate";
+  EXPECT_EQ(c_.layout,
+            c_.rotate == "interleaved_pairs" ? RotaryLayout::kGptj : RotaryLayout::kNeox);
+  EXPECT_TRUE(c_.rotate == "interleaved_pairs" || c_.rotate == "half") << c_.rotate;
 }
 
 TEST_P(RotaryGoldenTest, CosSinFromPositionIdsWithinTwoUlp) {
-  const bool per_axis = c_.cos_shape.size() == 4;  // chunked variant: [3][B][T][D]
+  const bool per_axis = c_.cos_shape.size() == 4;  // chunked variant: [3][B][T][rotary_dim]
   std::vector<float> cos(c_.cos.size()), sin(c_.sin.size());
   for (int64_t b = 0; b < c_.batch; ++b) {
     if (per_axis) {
       for (int axis = 0; axis < kNumAxes; ++axis) {
         for (int64_t t = 0; t < c_.tokens; ++t) {
           const float p = static_cast<float>(c_.positions[(axis * c_.batch + b) * c_.tokens + t]);
-          for (int64_t d = 0; d < c_.head_dim; ++d) {
+          for (int64_t d = 0; d < spec_.rotary_dim; ++d) {
             const CosSin cs = PairCosSin(spec_.inv_freq[d % half()], p, spec_.attention_scaling);
-            const int64_t i = ((axis * c_.batch + b) * c_.tokens + t) * c_.head_dim + d;
+            const int64_t i = ((axis * c_.batch + b) * c_.tokens + t) * spec_.rotary_dim + d;
             cos[i] = cs.cos;
             sin[i] = cs.sin;
           }
@@ -223,10 +247,10 @@ TEST_P(RotaryGoldenTest, CosSinFromPositionIdsWithinTwoUlp) {
       absl::StatusOr<std::vector<CosSin>> rows = ComputeCosSin(spec_, BatchPositions(c_, b));
       ASSERT_TRUE(rows.ok()) << rows.status();
       for (int64_t t = 0; t < c_.tokens; ++t) {
-        for (int64_t d = 0; d < c_.head_dim; ++d) {
+        for (int64_t d = 0; d < spec_.rotary_dim; ++d) {
           const CosSin cs = (*rows)[t * half() + d % half()];
-          cos[(b * c_.tokens + t) * c_.head_dim + d] = cs.cos;
-          sin[(b * c_.tokens + t) * c_.head_dim + d] = cs.sin;
+          cos[(b * c_.tokens + t) * spec_.rotary_dim + d] = cs.cos;
+          sin[(b * c_.tokens + t) * spec_.rotary_dim + d] = cs.sin;
         }
       }
     }

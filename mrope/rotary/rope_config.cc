@@ -14,6 +14,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rope_scaling.h"
 
@@ -317,6 +318,11 @@ absl::StatusOr<RopeParameters> ParseRopeParameters(const Value& config) {
   MROPE_RETURN_IF_ERROR(ReadMropeSections(keys, p));
   MROPE_RETURN_IF_ERROR(ValidateRopeParameters(p, keys.prefix()));
   return p;
+}
+
+RotaryLayout RotaryLayoutForModelType(absl::string_view model_type) {
+  return model_type == "glm4v" || model_type == "glm4v_text" ? RotaryLayout::kGptj
+                                                              : RotaryLayout::kNeox;
 }
 
 }  // namespace mrope

@@ -3,13 +3,16 @@
 #include "mrope/rotary/rope_config.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rope_scaling.h"
 
@@ -189,6 +192,29 @@ TEST(RopeConfigTest, LongRopeLengthsAndFactorPrecedence) {
   EXPECT_EQ(nested->scaling.original_max_position_embeddings, 8192);
   EXPECT_EQ(nested->attention_scaling,
             static_cast<float>(std::sqrt(1.0 + std::log(4.0) / std::log(8192.0))));
+}
+
+// GLM-4.1V's text config (THUDM/GLM-4.1V-9B-Thinking): head_dim 4096 / 32, half of it rotated,
+// sections over the 32 rotary pairs; HF's rotate_half_llm pairs (2j, 2j+1).
+TEST(RopeConfigTest, Glm4vTextConfig) {
+  const absl::StatusOr<RopeParameters> p = Parse(R"({
+    "model_type": "glm4v_text", "hidden_size": 4096, "num_attention_heads": 32,
+    "partial_rotary_factor": 0.5, "rope_theta": 10000, "max_position_embeddings": 65536,
+    "rope_scaling": {"type": "default", "mrope_section": [8, 12, 12]}})");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->head_dim, 128);
+  EXPECT_EQ(p->scaling.rotary_dim, 64);
+  EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{8, 12, 12}));
+  EXPECT_FALSE(p->mrope_interleaved);
+  EXPECT_EQ(RotaryLayoutForModelType("glm4v"), RotaryLayout::kGptj);
+  EXPECT_EQ(RotaryLayoutForModelType("glm4v_text"), RotaryLayout::kGptj);
+}
+
+TEST(RopeConfigTest, NeoxLayoutForEveryOtherModel) {
+  for (const char* model_type : {"glm4v_moe", "glm4v_moe_text", "qwen2_vl", "qwen2_5_vl",
+                                 "qwen3_vl", "qwen2_5_omni", "qwen3_omni_moe", ""}) {
+    EXPECT_EQ(RotaryLayoutForModelType(model_type), RotaryLayout::kNeox) << model_type;
+  }
 }
 
 TEST(RopeConfigErrorTest, NotAnObject) {
