@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -18,7 +19,6 @@
 namespace mrope {
 namespace {
 
-using ::mrope::testing::RunfilesPath;
 using ::mrope::testing::UlpDistance;
 using ::testing::HasSubstr;
 
@@ -64,12 +64,22 @@ void ExpectMatchesStoredOutputs(const std::string& case_path) {
   }
 }
 
-TEST(RotaryCommandTest, ChunkedCaseMatchesGolden) {
-  ExpectMatchesStoredOutputs(RunfilesPath("tests/golden/rotary_qwen2_vl/case_005.json"));
+// Every rotary golden case: chunked and interleaved M-RoPE, every scaling method, GLM-4.1V
+// (GPT-J pairs) and GLM-4.5V (NeoX halves) with half of each head rotated.
+class RotaryCommandGoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RotaryCommandGoldenTest, MatchesStoredOutputs) { ExpectMatchesStoredOutputs(GetParam()); }
+
+std::string CaseName(const ::testing::TestParamInfo<std::string>& info) {
+  const std::filesystem::path path(info.param);
+  return path.parent_path().filename().string() + "_" + path.stem().string();
 }
 
-TEST(RotaryCommandTest, InterleavedCaseMatchesGolden) {
-  ExpectMatchesStoredOutputs(RunfilesPath("tests/golden/rotary_qwen3_vl/case_008.json"));
+INSTANTIATE_TEST_SUITE_P(AllCases, RotaryCommandGoldenTest,
+                         ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()), CaseName);
+
+TEST(RotaryCommandTest, FindsTheGoldenCases) {
+  EXPECT_GE(::mrope::testing::RotaryGoldenCases().size(), 54u);
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {

@@ -1,7 +1,7 @@
 #ifndef MROPE_ROTARY_ROTARY_TESTING_H_
 #define MROPE_ROTARY_ROTARY_TESTING_H_
 
-// Test helpers shared by the rotary tests and the rotary CLI test (testonly).
+// Test helpers shared by the rotary tests, the rotary CLI test and the kernel test (testonly).
 
 #include <cstdint>
 #include <string>
@@ -20,6 +20,10 @@ std::string RunfilesPath(const std::string& repo_relative);
 
 // The *.json files directly in `dir`, sorted. Empty if the directory cannot be read.
 std::vector<std::string> ListJsonFiles(const std::string& dir);
+
+// Every rotary golden case in the test's runfiles: tests/golden/rotary_*/*.json, sorted (needs
+// //tests/golden:rotary_cases as data). The one listing the rotary and kernel tests use.
+std::vector<std::string> RotaryGoldenCases();
 
 }  // namespace testing
 }  // namespace mrope
