@@ -98,14 +98,15 @@ MROPE_HOST_DEVICE inline double DynamicNtkTheta(double theta, double factor, int
                                                 int64_t original_max_position_embeddings,
                                                 int rotary_dim) {
   if (seq_len <= original_max_position_embeddings) return theta;
+  // A factor beyond float range (no defined conversion) gives a base far above kMaxRopeBase.
+  if (factor > FLT_MAX) return theta * factor;
   const float effective_factor =
       AddRounded(DivRounded(MulRounded(static_cast<float>(factor), static_cast<float>(seq_len)),
                             static_cast<float>(original_max_position_embeddings)),
                  -static_cast<float>(factor - 1.0));
   const double d = rotary_dim;
   const double growth = ::pow(static_cast<double>(effective_factor), d / (d - 2.0));
-  // Beyond float range (no defined conversion): the base is far above kMaxRopeBase anyway.
-  if (growth > FLT_MAX) return theta * growth;
+  if (growth > FLT_MAX) return theta * growth;  // likewise
   return MulRounded(static_cast<float>(theta), static_cast<float>(growth));
 }
 
