@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <tuple>
@@ -607,13 +606,9 @@ TEST_P(KernelGoldenTest, MatchesCpuReference) {
   ExpectMatches(DType::kFloat32, Bytes(expected_k), Bytes(actual_k), /*exact=*/false);
 }
 
-std::string GoldenName(const ::testing::TestParamInfo<std::string>& info) {
-  const std::filesystem::path path(info.param);
-  return path.parent_path().filename().string() + "_" + path.stem().string();
-}
-
 INSTANTIATE_TEST_SUITE_P(RotaryCases, KernelGoldenTest,
-                         ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()), GoldenName);
+                         ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()),
+                         ::mrope::testing::GoldenCaseName);
 
 // ---------------------------------------------------------------------------------------------
 // Device-side errors: the token is skipped (left exactly as it was), the flag bit is set, and

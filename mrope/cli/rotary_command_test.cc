@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -70,13 +69,9 @@ class RotaryCommandGoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RotaryCommandGoldenTest, MatchesStoredOutputs) { ExpectMatchesStoredOutputs(GetParam()); }
 
-std::string CaseName(const ::testing::TestParamInfo<std::string>& info) {
-  const std::filesystem::path path(info.param);
-  return path.parent_path().filename().string() + "_" + path.stem().string();
-}
-
 INSTANTIATE_TEST_SUITE_P(AllCases, RotaryCommandGoldenTest,
-                         ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()), CaseName);
+                         ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()),
+                         ::mrope::testing::GoldenCaseName);
 
 TEST(RotaryCommandTest, FindsTheGoldenCases) {
   EXPECT_GE(::mrope::testing::RotaryGoldenCases().size(), 54u);

@@ -12,8 +12,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
@@ -240,16 +238,8 @@ TEST_P(RotaryGoldenTest, ApplyWithOwnCosSinWithinFourUlp) {
   EXPECT_EQ(MaxUlp(k_table, k), 0);
 }
 
-std::string CaseName(const ::testing::TestParamInfo<std::string>& info) {
-  const std::string& path = info.param;
-  const size_t dir_end = path.find_last_of('/');
-  const size_t dir_start = path.find_last_of('/', dir_end - 1) + 1;
-  std::string name = path.substr(dir_start);
-  name = absl::StrReplaceAll(name, {{"/", "_"}, {".json", ""}});
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllCases, RotaryGoldenTest, ::testing::ValuesIn(RotaryGoldenCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(AllCases, RotaryGoldenTest, ::testing::ValuesIn(RotaryGoldenCases()),
+                         ::mrope::testing::GoldenCaseName);
 
 }  // namespace
 }  // namespace mrope

@@ -62,5 +62,10 @@ std::vector<std::string> RotaryGoldenCases() {
   return cases;
 }
 
+std::string GoldenCaseName(const ::testing::TestParamInfo<std::string>& info) {
+  const std::filesystem::path path(info.param);
+  return path.parent_path().filename().string() + "_" + path.stem().string();
+}
+
 }  // namespace testing
 }  // namespace mrope

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gtest/gtest.h"
+
 namespace mrope {
 namespace testing {
 
@@ -24,6 +26,10 @@ std::vector<std::string> ListJsonFiles(const std::string& dir);
 // Every rotary golden case in the test's runfiles: tests/golden/rotary_*/*.json, sorted (needs
 // //tests/golden:rotary_cases as data). The one listing the rotary and kernel tests use.
 std::vector<std::string> RotaryGoldenCases();
+
+// A gtest parameter name for a golden case path: "<folder>_<file stem>", e.g.
+// "rotary_glm4v_case_001".
+std::string GoldenCaseName(const ::testing::TestParamInfo<std::string>& info);
 
 }  // namespace testing
 }  // namespace mrope
