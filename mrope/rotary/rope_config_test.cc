@@ -210,6 +210,18 @@ TEST(RopeConfigTest, Glm4vTextConfig) {
   EXPECT_EQ(RotaryLayoutForModelType("glm4v_text"), RotaryLayout::kGptj);
 }
 
+// GLM-4.5V's text config (zai-org/GLM-4.5V): head_dim given explicitly (4096 / 96 would be 42).
+TEST(RopeConfigTest, Glm4vMoeTextConfig) {
+  const absl::StatusOr<RopeParameters> p = Parse(R"({
+    "model_type": "glm4v_moe_text", "hidden_size": 4096, "num_attention_heads": 96,
+    "head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000,
+    "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}})");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->head_dim, 128);
+  EXPECT_EQ(p->scaling.rotary_dim, 64);
+  EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{8, 12, 12}));
+}
+
 TEST(RopeConfigTest, NeoxLayoutForEveryOtherModel) {
   for (const char* model_type : {"glm4v_moe", "glm4v_moe_text", "qwen2_vl", "qwen2_5_vl",
                                  "qwen3_vl", "qwen2_5_omni", "qwen3_omni_moe", ""}) {
