@@ -57,7 +57,9 @@ struct RopeScaling {
   int32_t rotary_dim = 0;                        // d
   double theta = 10000.0;                        // rope_theta
   double factor = 1.0;                           // s: linear, ntk, dynamic, yarn, llama3
-  int64_t original_max_position_embeddings = 0;  // L0: dynamic, yarn, llama3, longrope
+  // L0, the reference length of dynamic, yarn, llama3 and longrope (for dynamic it is the
+  // model's max_position_embeddings, as HF v4.57.6 uses; see rope_config.h for the others).
+  int64_t original_max_position_embeddings = 0;
   double beta_fast = 32.0;                       // yarn
   double beta_slow = 1.0;                        // yarn
   bool truncate = true;  // yarn: floor/ceil the correction range (HF "truncate", default true)
