@@ -13,20 +13,26 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/gpu_util.h"
 #include "kernels/launch_plan.h"
+#include "mrope/common/json.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
 #include "mrope/rotary/half_float.h"
 #include "mrope/rotary/rope_math.h"
+#include "mrope/rotary/rope_params.h"
+#include "mrope/rotary/rotary_case.h"
 #include "mrope/rotary/rotary_spec.h"
+#include "mrope/rotary/rotary_testing.h"
 #include "mrope/rotary/tensor_view.h"
 
 namespace mrope {
@@ -535,6 +541,74 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(DType::kFloat32, DType::kBFloat16, DType::kFloat16),
                        ::testing::Values(RotaryLayout::kNeox, RotaryLayout::kGptj)),
     PathName);
+
+// ---------------------------------------------------------------------------------------------
+// Every rotary golden case (tests/golden/rotary_*: Qwen chunked and interleaved M-RoPE, each
+// scaling method, GLM-4.1V's GPT-J pairs and GLM-4.5V's NeoX halves over half of each head,
+// sections [8,12,12]): the kernel gives the CPU reference's result, which
+// mrope/rotary/golden_test.cc checks against HF transformers.
+
+// `view` of host vector `host` moved to the same offset in device buffer `device`.
+template <typename T>
+T* OnDevice(const std::vector<std::remove_const_t<T>>& host, T* view, const DeviceBuffer& device) {
+  return static_cast<T*>(device.data()) + (view - host.data());
+}
+
+std::vector<uint8_t> Bytes(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+class KernelGoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelGoldenTest, MatchesCpuReference) {
+  MROPE_SKIP_WITHOUT_GPU();
+  const absl::StatusOr<google::protobuf::Value> doc = ReadJsonFile(GetParam());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  absl::StatusOr<RotaryCase> c = ParseRotaryCase(*doc);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const absl::StatusOr<RotarySpec> spec =
+      BuildRotarySpec(c->params, c->layout, SequenceLength(*c));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+
+  std::vector<float> expected_q = c->q, expected_k = c->k;
+  DeviceBuffer q(c->q.size() * sizeof(float)), k(c->k.size() * sizeof(float));
+  DeviceBuffer positions(c->positions.size() * sizeof(int64_t));
+  DeviceBuffer flag(sizeof(int));
+  q.Upload(c->q.data(), c->q.size() * sizeof(float));
+  k.Upload(c->k.data(), c->k.size() * sizeof(float));
+  positions.Upload(c->positions.data(), c->positions.size() * sizeof(int64_t));
+  flag.Zero();
+  for (int64_t b = 0; b < c->batch; ++b) {
+    const PositionsView host_positions = BatchPositions(*c, b);
+    const HeadsView host_q = BatchHeads(expected_q, c->q_shape, b);
+    const HeadsView host_k = BatchHeads(expected_k, c->k_shape, b);
+    ASSERT_TRUE(ApplyMropeReference(*spec, host_positions, host_q, host_k).ok());
+    MropeKernelArgs args;
+    args.q = host_q;
+    args.q.data = OnDevice(expected_q, static_cast<float*>(host_q.data), q);
+    args.k = host_k;
+    args.k.data = OnDevice(expected_k, static_cast<float*>(host_k.data), k);
+    args.positions = host_positions;
+    args.positions.data =
+        OnDevice(c->positions, static_cast<const int64_t*>(host_positions.data), positions);
+    args.error_flag = flag.As<int>();
+    const absl::Status status = LaunchMropeKernel(*spec, args, nullptr);
+    ASSERT_TRUE(status.ok()) << status;
+  }
+  gpu_util::Synchronize();
+  EXPECT_EQ(ReadFlag(flag), 0);
+  std::vector<float> actual_q(c->q.size()), actual_k(c->k.size());
+  q.Download(actual_q.data(), actual_q.size() * sizeof(float));
+  k.Download(actual_k.data(), actual_k.size() * sizeof(float));
+  ExpectMatches(DType::kFloat32, Bytes(expected_q), Bytes(actual_q), /*exact=*/false);
+  ExpectMatches(DType::kFloat32, Bytes(expected_k), Bytes(actual_k), /*exact=*/false);
+}
+
+INSTANTIATE_TEST_SUITE_P(RotaryCases, KernelGoldenTest,
+                         ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()),
+                         ::mrope::testing::GoldenCaseName);
 
 // ---------------------------------------------------------------------------------------------
 // Device-side errors: the token is skipped (left exactly as it was), the flag bit is set, and

@@ -18,7 +18,6 @@
 namespace mrope {
 namespace {
 
-using ::mrope::testing::RunfilesPath;
 using ::mrope::testing::UlpDistance;
 using ::testing::HasSubstr;
 
@@ -64,12 +63,18 @@ void ExpectMatchesStoredOutputs(const std::string& case_path) {
   }
 }
 
-TEST(RotaryCommandTest, ChunkedCaseMatchesGolden) {
-  ExpectMatchesStoredOutputs(RunfilesPath("tests/golden/rotary_qwen2_vl/case_005.json"));
-}
+// Every rotary golden case: chunked and interleaved M-RoPE, every scaling method, GLM-4.1V
+// (GPT-J pairs) and GLM-4.5V (NeoX halves) with half of each head rotated.
+class RotaryCommandGoldenTest : public ::testing::TestWithParam<std::string> {};
 
-TEST(RotaryCommandTest, InterleavedCaseMatchesGolden) {
-  ExpectMatchesStoredOutputs(RunfilesPath("tests/golden/rotary_qwen3_vl/case_008.json"));
+TEST_P(RotaryCommandGoldenTest, MatchesStoredOutputs) { ExpectMatchesStoredOutputs(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(AllCases, RotaryCommandGoldenTest,
+                         ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()),
+                         ::mrope::testing::GoldenCaseName);
+
+TEST(RotaryCommandTest, FindsTheGoldenCases) {
+  EXPECT_GE(::mrope::testing::RotaryGoldenCases().size(), 54u);
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {

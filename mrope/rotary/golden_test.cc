@@ -1,44 +1,40 @@
-// Checks the rotary math against every HF transformers golden case (tests/golden/rotary_*),
-// discovered at run time from the test's data directories.
+// Checks the rotary math against every HF transformers golden case (tests/golden/rotary_*:
+// plain, scaling methods, GLM), discovered at run time from the test's data directories.
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/cos_sin_table.h"
-#include "mrope/rotary/rope_config.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
+#include "mrope/rotary/rotary_case.h"
 #include "mrope/rotary/rotary_testing.h"
 #include "mrope/rotary/tensor_view.h"
 
 namespace mrope {
 namespace {
 
-using ::mrope::testing::ListJsonFiles;
-using ::mrope::testing::RunfilesPath;
+using ::mrope::testing::RotaryGoldenCases;
 using ::mrope::testing::UlpDistance;
 
-constexpr const char* kGoldenDirs[] = {"tests/golden/rotary_qwen2_vl",
-                                       "tests/golden/rotary_qwen3_vl"};
-
-// One rotary golden case. q/k are [B][H][T][D], positions [3][B][T].
-struct GoldenCase {
-  RopeParameters params;
-  int64_t batch = 0, tokens = 0, q_heads = 0, k_heads = 0, head_dim = 0;
-  std::vector<int64_t> positions;
-  std::vector<float> q, k;
+// One rotary golden case: the model and inputs (RotaryCase), HF's outputs, and for the GLM
+// cases the name of HF's rotate function. cos/sin have rotary_dim values per token (of which
+// the first rotary_dim / 2 are distinct).
+struct GoldenCase : RotaryCase {
+  std::string rotate;  // "interleaved_pairs" or "half"; empty for the Qwen cases
   std::vector<float> inv_freq, cos, sin, q_rot, k_rot;
   std::vector<int64_t> cos_shape;
 };
@@ -53,24 +49,12 @@ absl::StatusOr<std::vector<float>> Floats(const google::protobuf::Value& object,
 absl::StatusOr<GoldenCase> LoadCase(const std::string& path) {
   MROPE_ASSIGN_OR_RETURN(google::protobuf::Value doc, ReadJsonFile(path));
   GoldenCase c;
+  MROPE_ASSIGN_OR_RETURN(static_cast<RotaryCase&>(c), ParseRotaryCase(doc));
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* config, GetField(doc, "config", "case"));
-  MROPE_ASSIGN_OR_RETURN(c.params, ParseRopeParameters(*config));
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* inputs, GetField(doc, "inputs", "case"));
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", "case"));
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* pos,
-                         GetField(*inputs, "position_ids", "inputs"));
-  std::vector<int64_t> pos_shape, q_shape, k_shape;
-  MROPE_ASSIGN_OR_RETURN(c.positions, AsInt64Array(*pos, "position_ids", &pos_shape));
-  MROPE_ASSIGN_OR_RETURN(c.q, Floats(*inputs, "q", &q_shape));
-  MROPE_ASSIGN_OR_RETURN(c.k, Floats(*inputs, "k", &k_shape));
-  if (pos_shape.size() != 3 || q_shape.size() != 4 || k_shape.size() != 4) {
-    return absl::InvalidArgumentError("unexpected input ranks");
+  if (const google::protobuf::Value* rotate = FindField(*config, "rotate"); rotate != nullptr) {
+    MROPE_ASSIGN_OR_RETURN(c.rotate, AsString(*rotate, "config.rotate"));
   }
-  c.batch = q_shape[0];
-  c.q_heads = q_shape[1];
-  c.tokens = q_shape[2];
-  c.head_dim = q_shape[3];
-  c.k_heads = k_shape[1];
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", "case"));
   MROPE_ASSIGN_OR_RETURN(c.inv_freq, Floats(*outputs, "inv_freq"));
   MROPE_ASSIGN_OR_RETURN(c.cos, Floats(*outputs, "cos", &c.cos_shape));
   MROPE_ASSIGN_OR_RETURN(c.sin, Floats(*outputs, "sin"));
@@ -79,50 +63,21 @@ absl::StatusOr<GoldenCase> LoadCase(const std::string& path) {
   return c;
 }
 
-PositionsView BatchPositions(const GoldenCase& c, int64_t b) {
-  PositionsView view;
-  view.data = c.positions.data() + b * c.tokens;
-  view.is_int64 = true;
-  view.num_tokens = c.tokens;
-  view.axis_stride = c.batch * c.tokens;
-  return view;
-}
-
-// Batch b of a [B][H][T][D] tensor as a [T][H][D] view (token stride D, head stride T*D).
-HeadsView BatchHeads(std::vector<float>& x, const GoldenCase& c, int64_t heads, int64_t b) {
-  HeadsView view;
-  view.data = x.data() + b * heads * c.tokens * c.head_dim;
-  view.dtype = DType::kFloat32;
-  view.num_tokens = c.tokens;
-  view.num_heads = static_cast<int32_t>(heads);
-  view.head_dim = static_cast<int32_t>(c.head_dim);
-  view.token_stride = c.head_dim;
-  view.head_stride = c.tokens * c.head_dim;
-  return view;
-}
-
-int64_t MaxPosition(const GoldenCase& c) {
-  return *std::max_element(c.positions.begin(), c.positions.end());
-}
-
 int64_t MaxUlp(const std::vector<float>& got, const std::vector<float>& want) {
   int64_t worst = 0;
   for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, UlpDistance(got[i], want[i]));
   return worst;
 }
 
-std::vector<std::string> AllCases() {
-  std::vector<std::string> cases;
-  for (const char* dir : kGoldenDirs) {
-    for (std::string& file : ListJsonFiles(RunfilesPath(dir))) cases.push_back(std::move(file));
+TEST(GoldenDataTest, EveryRotaryFolderHasCases) {
+  std::set<std::string> folders;
+  for (const std::string& path : RotaryGoldenCases()) {
+    folders.insert(std::filesystem::path(path).parent_path().filename().string());
   }
-  return cases;
-}
-
-TEST(GoldenDataTest, EveryDirectoryHasCases) {
-  for (const char* dir : kGoldenDirs) {
-    EXPECT_FALSE(ListJsonFiles(RunfilesPath(dir)).empty()) << RunfilesPath(dir);
-  }
+  EXPECT_THAT(folders, ::testing::IsSupersetOf({"rotary_qwen2_vl", "rotary_qwen3_vl",
+                                                "rotary_scaling_qwen2_vl",
+                                                "rotary_scaling_qwen3_vl", "rotary_glm4v",
+                                                "rotary_glm4v_moe"}));
 }
 
 class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
@@ -131,25 +86,24 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
     absl::StatusOr<GoldenCase> loaded = LoadCase(GetParam());
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     c_ = *std::move(loaded);
-    ASSERT_EQ(c_.head_dim, c_.params.head_dim);
-    absl::StatusOr<RotarySpec> spec =
-        BuildRotarySpec(c_.params, RotaryLayout::kNeox, MaxPosition(c_) + 1);
+    absl::StatusOr<RotarySpec> spec = BuildRotarySpec(c_.params, c_.layout, SequenceLength(c_));
     ASSERT_TRUE(spec.ok()) << spec.status();
     spec_ = *std::move(spec);
+    ASSERT_EQ(c_.cos_shape.back(), spec_.rotary_dim);
   }
 
-  int64_t half() const { return c_.head_dim / 2; }
+  int64_t half() const { return spec_.rotary_dim / 2; }
 
-  // The stored cos/sin as per-pair rows [T][D/2] of batch b: pair j takes dimension j on its
-  // axis (chunked variant) or of the merged table (interleaved); dimension j + D/2 holds the
-  // same number (emb = cat(freqs, freqs)), which is checked.
+  // The stored cos/sin as per-pair rows [T][rotary_dim/2] of batch b: pair j takes value j on
+  // its axis (chunked variant) or of the merged table (interleaved); value j + rotary_dim/2
+  // holds the same number (emb = cat(freqs, freqs)), which is checked.
   void StoredRows(int64_t b, std::vector<CosSin>& rows) const {
     const bool per_axis = c_.cos_shape.size() == 4;
     rows.resize(c_.tokens * half());
     for (int64_t t = 0; t < c_.tokens; ++t) {
       for (int64_t j = 0; j < half(); ++j) {
         const int64_t axis = per_axis ? spec_.axis_map.axis[j] : 0;
-        const int64_t base = ((axis * c_.batch + b) * c_.tokens + t) * c_.head_dim;
+        const int64_t base = ((axis * c_.batch + b) * c_.tokens + t) * spec_.rotary_dim;
         ASSERT_EQ(c_.cos[base + j], c_.cos[base + j + half()]);
         ASSERT_EQ(c_.sin[base + j], c_.sin[base + j + half()]);
         rows[t * half() + j] = {c_.cos[base + j], c_.sin[base + j]};
@@ -161,6 +115,7 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
   // torch's cos/sin are within 1-2 ulp of ours, not equal, and y = x1*c - x2*s can cancel, so
   // an output's distance is measured in ulp of its larger product term: a 1-ulp change of c or
   // s moves that term by about 1 ulp. Plain ulp distances above 4 are counted and recorded.
+  // Dimensions from rotary_dim on pass through and must be equal.
   void ExpectRotatedWithinFourUlp(const std::vector<float>& got, const std::vector<float>& x,
                                   const std::vector<float>& want, int64_t heads) {
     int64_t beyond_plain = 0;
@@ -170,14 +125,19 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
       ASSERT_NO_FATAL_FAILURE(StoredRows(b, rows));
       for (int64_t h = 0; h < heads; ++h) {
         for (int64_t t = 0; t < c_.tokens; ++t) {
-          const int64_t base = ((b * heads + h) * c_.tokens + t) * c_.head_dim;
-          for (int64_t j = 0; j < half(); ++j) {
+          const int64_t base = ((b * heads + h) * c_.tokens + t) * spec_.head_dim;
+          for (int64_t d = spec_.rotary_dim; d < spec_.head_dim; ++d) {
+            ASSERT_EQ(got[base + d], want[base + d]) << "pass-through dimension " << d;
+          }
+          for (int j = 0; j < half(); ++j) {
             const CosSin cs = rows[t * half() + j];
-            const float x1 = x[base + j], x2 = x[base + j + half()];
+            const int64_t i1 = base + PairFirstIndex(spec_.layout, j);
+            const int64_t i2 = base + PairSecondIndex(spec_.layout, j, spec_.rotary_dim);
+            const float x1 = x[i1], x2 = x[i2];
             const float scale1 = std::max(std::fabs(x1 * cs.cos), std::fabs(x2 * cs.sin));
             const float scale2 = std::max(std::fabs(x2 * cs.cos), std::fabs(x1 * cs.sin));
-            for (const auto& [i, scale] : {std::pair<int64_t, float>{base + j, scale1},
-                                           std::pair<int64_t, float>{base + j + half(), scale2}}) {
+            for (const auto& [i, scale] :
+                 {std::pair<int64_t, float>{i1, scale1}, std::pair<int64_t, float>{i2, scale2}}) {
               if (UlpDistance(got[i], want[i]) <= 4) continue;
               ++beyond_plain;
               const float ulp = std::nextafter(scale, INFINITY) - scale;
@@ -195,24 +155,31 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
   RotarySpec spec_;
 };
 
-TEST_P(RotaryGoldenTest, InvFreqWithinOneUlp) {
+// Every method's float32 steps are HF's (rope_scaling.h, torch_powf.h).
+TEST_P(RotaryGoldenTest, InvFreqBitExact) {
   ASSERT_EQ(spec_.inv_freq.size(), c_.inv_freq.size());
-  const int64_t worst = MaxUlp(spec_.inv_freq, c_.inv_freq);
-  EXPECT_LE(worst, 1);
-  RecordProperty("inv_freq_max_ulp", static_cast<int>(worst));
+  EXPECT_EQ(MaxUlp(spec_.inv_freq, c_.inv_freq), 0);
+}
+
+// The GLM cases name HF's rotate function; it must be the layout of their model_type.
+TEST_P(RotaryGoldenTest, LayoutMatchesRotate) {
+  if (c_.rotate.empty()) GTEST_SKIP() << "no config.rotate";
+  EXPECT_EQ(c_.layout,
+            c_.rotate == "interleaved_pairs" ? RotaryLayout::kGptj : RotaryLayout::kNeox);
+  EXPECT_TRUE(c_.rotate == "interleaved_pairs" || c_.rotate == "half") << c_.rotate;
 }
 
 TEST_P(RotaryGoldenTest, CosSinFromPositionIdsWithinTwoUlp) {
-  const bool per_axis = c_.cos_shape.size() == 4;  // chunked variant: [3][B][T][D]
+  const bool per_axis = c_.cos_shape.size() == 4;  // chunked variant: [3][B][T][rotary_dim]
   std::vector<float> cos(c_.cos.size()), sin(c_.sin.size());
   for (int64_t b = 0; b < c_.batch; ++b) {
     if (per_axis) {
       for (int axis = 0; axis < kNumAxes; ++axis) {
         for (int64_t t = 0; t < c_.tokens; ++t) {
           const float p = static_cast<float>(c_.positions[(axis * c_.batch + b) * c_.tokens + t]);
-          for (int64_t d = 0; d < c_.head_dim; ++d) {
+          for (int64_t d = 0; d < spec_.rotary_dim; ++d) {
             const CosSin cs = PairCosSin(spec_.inv_freq[d % half()], p, spec_.attention_scaling);
-            const int64_t i = ((axis * c_.batch + b) * c_.tokens + t) * c_.head_dim + d;
+            const int64_t i = ((axis * c_.batch + b) * c_.tokens + t) * spec_.rotary_dim + d;
             cos[i] = cs.cos;
             sin[i] = cs.sin;
           }
@@ -222,10 +189,10 @@ TEST_P(RotaryGoldenTest, CosSinFromPositionIdsWithinTwoUlp) {
       absl::StatusOr<std::vector<CosSin>> rows = ComputeCosSin(spec_, BatchPositions(c_, b));
       ASSERT_TRUE(rows.ok()) << rows.status();
       for (int64_t t = 0; t < c_.tokens; ++t) {
-        for (int64_t d = 0; d < c_.head_dim; ++d) {
+        for (int64_t d = 0; d < spec_.rotary_dim; ++d) {
           const CosSin cs = (*rows)[t * half() + d % half()];
-          cos[(b * c_.tokens + t) * c_.head_dim + d] = cs.cos;
-          sin[(b * c_.tokens + t) * c_.head_dim + d] = cs.sin;
+          cos[(b * c_.tokens + t) * spec_.rotary_dim + d] = cs.cos;
+          sin[(b * c_.tokens + t) * spec_.rotary_dim + d] = cs.sin;
         }
       }
     }
@@ -241,8 +208,8 @@ TEST_P(RotaryGoldenTest, ApplyWithStoredCosSinIsBitExact) {
   for (int64_t b = 0; b < c_.batch; ++b) {
     std::vector<CosSin> rows;
     ASSERT_NO_FATAL_FAILURE(StoredRows(b, rows));
-    ASSERT_TRUE(ApplyRotaryCosSin(spec_, rows, BatchHeads(q, c_, c_.q_heads, b),
-                                  BatchHeads(k, c_, c_.k_heads, b))
+    ASSERT_TRUE(ApplyRotaryCosSin(spec_, rows, BatchHeads(q, c_.q_shape, b),
+                                  BatchHeads(k, c_.k_shape, b))
                     .ok());
   }
   EXPECT_EQ(MaxUlp(q, c_.q_rot), 0);
@@ -253,34 +220,26 @@ TEST_P(RotaryGoldenTest, ApplyWithOwnCosSinWithinFourUlp) {
   std::vector<float> q = c_.q, k = c_.k;
   std::vector<float> q_table = c_.q, k_table = c_.k;
   absl::StatusOr<CosSinTable> table =
-      CosSinTable::Create(spec_.inv_freq, spec_.attention_scaling, MaxPosition(c_) + 1);
+      CosSinTable::Create(spec_.inv_freq, spec_.attention_scaling, SequenceLength(c_));
   ASSERT_TRUE(table.ok()) << table.status();
   for (int64_t b = 0; b < c_.batch; ++b) {
     const PositionsView positions = BatchPositions(c_, b);
-    ASSERT_TRUE(ApplyMropeReference(spec_, positions, BatchHeads(q, c_, c_.q_heads, b),
-                                    BatchHeads(k, c_, c_.k_heads, b))
+    ASSERT_TRUE(ApplyMropeReference(spec_, positions, BatchHeads(q, c_.q_shape, b),
+                                    BatchHeads(k, c_.k_shape, b))
                     .ok());
     ASSERT_TRUE(ApplyMropeWithTable(spec_, *table, positions,
-                                    BatchHeads(q_table, c_, c_.q_heads, b),
-                                    BatchHeads(k_table, c_, c_.k_heads, b))
+                                    BatchHeads(q_table, c_.q_shape, b),
+                                    BatchHeads(k_table, c_.k_shape, b))
                     .ok());
   }
-  ExpectRotatedWithinFourUlp(q, c_.q, c_.q_rot, c_.q_heads);
-  ExpectRotatedWithinFourUlp(k, c_.k, c_.k_rot, c_.k_heads);
+  ExpectRotatedWithinFourUlp(q, c_.q, c_.q_rot, c_.q_shape[1]);
+  ExpectRotatedWithinFourUlp(k, c_.k, c_.k_rot, c_.k_shape[1]);
   EXPECT_EQ(MaxUlp(q_table, q), 0);
   EXPECT_EQ(MaxUlp(k_table, k), 0);
 }
 
-std::string CaseName(const ::testing::TestParamInfo<std::string>& info) {
-  const std::string& path = info.param;
-  const size_t dir_end = path.find_last_of('/');
-  const size_t dir_start = path.find_last_of('/', dir_end - 1) + 1;
-  std::string name = path.substr(dir_start);
-  name = absl::StrReplaceAll(name, {{"/", "_"}, {".json", ""}});
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllCases, RotaryGoldenTest, ::testing::ValuesIn(AllCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(AllCases, RotaryGoldenTest, ::testing::ValuesIn(RotaryGoldenCases()),
+                         ::mrope::testing::GoldenCaseName);
 
 }  // namespace
 }  // namespace mrope

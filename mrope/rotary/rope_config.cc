@@ -14,6 +14,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rope_scaling.h"
 
@@ -22,7 +23,11 @@ namespace {
 
 using ::google::protobuf::Value;
 
-// Looks keys up in the rope object (rope_parameters or rope_scaling) first, then at top level.
+// Where a key is looked up: the rope object (rope_parameters or rope_scaling; the config itself
+// when it has none), the config's top level, or the rope object first and then the top level.
+enum class Scope { kRopeObjectFirst, kRopeObject, kTopLevel };
+
+// Looks keys up in the rope object and at the config's top level.
 class RopeKeys {
  public:
   static absl::StatusOr<RopeKeys> Locate(const Value& config) {
@@ -40,11 +45,15 @@ class RopeKeys {
     return RopeKeys(config, &config, "");
   }
 
-  // The value of `key` (nullptr if absent) and its path for messages.
-  const Value* Find(absl::string_view key, std::string* path) const {
-    if (const Value* v = FindField(*nested_, key); v != nullptr) {
-      *path = absl::StrCat(prefix_, key);
-      return v;
+  // The value of `key` in `scope` (nullptr if absent) and its path for messages.
+  const Value* Find(absl::string_view key, std::string* path,
+                    Scope scope = Scope::kRopeObjectFirst) const {
+    if (scope != Scope::kTopLevel) {
+      if (const Value* v = FindField(*nested_, key); v != nullptr) {
+        *path = absl::StrCat(prefix_, key);
+        return v;
+      }
+      if (scope == Scope::kRopeObject) return nullptr;
     }
     *path = std::string(key);
     return FindField(*config_, key);
@@ -64,9 +73,9 @@ class RopeKeys {
 
 template <typename T, typename Reader>
 absl::StatusOr<std::optional<T>> ReadOptional(const RopeKeys& keys, absl::string_view key,
-                                              Reader read) {
+                                              Reader read, Scope scope = Scope::kRopeObjectFirst) {
   std::string path;
-  const Value* value = keys.Find(key, &path);
+  const Value* value = keys.Find(key, &path, scope);
   if (value == nullptr) return std::optional<T>();
   MROPE_ASSIGN_OR_RETURN(T result, read(*value, path));
   return std::optional<T>(std::move(result));
@@ -75,8 +84,9 @@ absl::StatusOr<std::optional<T>> ReadOptional(const RopeKeys& keys, absl::string
 absl::StatusOr<std::optional<double>> ReadDouble(const RopeKeys& keys, absl::string_view key) {
   return ReadOptional<double>(keys, key, AsDouble);
 }
-absl::StatusOr<std::optional<int64_t>> ReadInt64(const RopeKeys& keys, absl::string_view key) {
-  return ReadOptional<int64_t>(keys, key, AsInt64);
+absl::StatusOr<std::optional<int64_t>> ReadInt64(const RopeKeys& keys, absl::string_view key,
+                                                 Scope scope = Scope::kRopeObjectFirst) {
+  return ReadOptional<int64_t>(keys, key, AsInt64, scope);
 }
 absl::StatusOr<std::optional<bool>> ReadBool(const RopeKeys& keys, absl::string_view key) {
   return ReadOptional<bool>(keys, key, AsBool);
@@ -148,19 +158,19 @@ absl::StatusOr<int32_t> ReadRotaryDim(const RopeKeys& keys, int32_t head_dim) {
   return static_cast<int32_t>(head_dim * factor);  // HF: int(head_dim * partial_rotary_factor)
 }
 
-// L0 for methods that fall back to max_position_embeddings.
-absl::StatusOr<int64_t> ReadOriginalMax(const RopeKeys& keys, RopeType type) {
-  MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> original,
-                         ReadInt64(keys, "original_max_position_embeddings"));
-  if (original.has_value()) return *original;
+// The model's max_position_embeddings (top level), required by `type`.
+absl::StatusOr<int64_t> ReadMaxPositions(const RopeKeys& keys, RopeType type) {
   MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> max_pos,
-                         ReadInt64(keys, "max_position_embeddings"));
-  if (max_pos.has_value()) return *max_pos;
-  return absl::InvalidArgumentError(
-      absl::StrCat(keys.prefix(),
-                   "original_max_position_embeddings (or max_position_embeddings) is required "
-                   "for rope_type '",
-                   RopeTypeName(type), "'"));
+                         ReadInt64(keys, "max_position_embeddings", Scope::kTopLevel));
+  if (!max_pos.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_position_embeddings is required for rope_type '", RopeTypeName(type), "'"));
+  }
+  if (*max_pos <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_position_embeddings must be > 0, got ", *max_pos));
+  }
+  return *max_pos;
 }
 
 absl::StatusOr<double> ReadNonNegative(const RopeKeys& keys, absl::string_view key) {
@@ -177,7 +187,15 @@ absl::StatusOr<double> ReadNonNegative(const RopeKeys& keys, absl::string_view k
 absl::Status ReadYarn(const RopeKeys& keys, RopeParameters& p) {
   RopeScaling& s = p.scaling;
   MROPE_ASSIGN_OR_RETURN(s.factor, Require(ReadDouble(keys, "factor"), keys, "factor", s.type));
-  MROPE_ASSIGN_OR_RETURN(s.original_max_position_embeddings, ReadOriginalMax(keys, s.type));
+  // HF v4.57.6: the rope object's original_max_position_embeddings or max_position_embeddings;
+  // the factor stays rope_scaling.factor even where it differs from their ratio.
+  MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> original,
+                         ReadInt64(keys, "original_max_position_embeddings", Scope::kRopeObject));
+  if (original.has_value()) {
+    s.original_max_position_embeddings = *original;
+  } else {
+    MROPE_ASSIGN_OR_RETURN(s.original_max_position_embeddings, ReadMaxPositions(keys, s.type));
+  }
   MROPE_ASSIGN_OR_RETURN(std::optional<double> beta_fast, ReadDouble(keys, "beta_fast"));
   MROPE_ASSIGN_OR_RETURN(std::optional<double> beta_slow, ReadDouble(keys, "beta_slow"));
   MROPE_ASSIGN_OR_RETURN(std::optional<bool> truncate, ReadBool(keys, "truncate"));
@@ -199,35 +217,44 @@ absl::Status ReadLlama3(const RopeKeys& keys, RopeParameters& p) {
                                                     "low_freq_factor", s.type));
   MROPE_ASSIGN_OR_RETURN(s.high_freq_factor, Require(ReadDouble(keys, "high_freq_factor"), keys,
                                                      "high_freq_factor", s.type));
-  MROPE_ASSIGN_OR_RETURN(s.original_max_position_embeddings,
-                         Require(ReadInt64(keys, "original_max_position_embeddings"), keys,
-                                 "original_max_position_embeddings", s.type));
+  MROPE_ASSIGN_OR_RETURN(
+      s.original_max_position_embeddings,
+      Require(ReadInt64(keys, "original_max_position_embeddings", Scope::kRopeObject), keys,
+              "original_max_position_embeddings", s.type));
   return absl::OkStatus();
 }
 
+// HF v4.57.6 (Phi-3 convention): with a top-level original_max_position_embeddings, L0 is that
+// and s = max_position_embeddings / L0, whatever rope_scaling.factor says; without it, L0 is
+// max_position_embeddings and s is rope_scaling.factor.
 absl::Status ReadLongRope(const RopeKeys& keys, RopeParameters& p) {
   RopeScaling& s = p.scaling;
   MROPE_ASSIGN_OR_RETURN(p.short_factor,
                          Require(ReadFloats(keys, "short_factor"), keys, "short_factor", s.type));
   MROPE_ASSIGN_OR_RETURN(p.long_factor,
                          Require(ReadFloats(keys, "long_factor"), keys, "long_factor", s.type));
-  MROPE_ASSIGN_OR_RETURN(s.original_max_position_embeddings, ReadOriginalMax(keys, s.type));
-  MROPE_ASSIGN_OR_RETURN(std::optional<double> factor, ReadDouble(keys, "factor"));
-  if (!factor.has_value()) {
-    MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> original,
-                           ReadInt64(keys, "original_max_position_embeddings"));
-    MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> max_pos,
-                           ReadInt64(keys, "max_position_embeddings"));
-    if (!original.has_value() || !max_pos.has_value() || *original <= 0) {
+  MROPE_ASSIGN_OR_RETURN(const int64_t max_pos, ReadMaxPositions(keys, s.type));
+  MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> original,
+                         ReadInt64(keys, "original_max_position_embeddings", Scope::kTopLevel));
+  MROPE_ASSIGN_OR_RETURN(std::optional<double> attention, ReadDouble(keys, "attention_factor"));
+  if (original.has_value()) {
+    if (*original <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("original_max_position_embeddings must be > 0, got ", *original));
+    }
+    s.original_max_position_embeddings = *original;
+    s.factor = static_cast<double>(max_pos) / static_cast<double>(*original);
+  } else {
+    s.original_max_position_embeddings = max_pos;
+    MROPE_ASSIGN_OR_RETURN(std::optional<double> factor, ReadDouble(keys, "factor"));
+    if (!factor.has_value() && !attention.has_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat(keys.prefix(),
-                       "factor (or max_position_embeddings and a positive "
-                       "original_max_position_embeddings) is required for rope_type 'longrope'"));
+                       "factor (or a top-level original_max_position_embeddings, or an "
+                       "attention_factor) is required for rope_type 'longrope'"));
     }
-    factor = static_cast<double>(*max_pos) / static_cast<double>(*original);
+    s.factor = factor.value_or(1.0);  // only the default attention factor reads it
   }
-  s.factor = *factor;
-  MROPE_ASSIGN_OR_RETURN(std::optional<double> attention, ReadDouble(keys, "attention_factor"));
   p.attention_scaling = static_cast<float>(
       attention.value_or(LongRopeAttentionFactor(s.factor, s.original_max_position_embeddings)));
   return absl::OkStatus();
@@ -243,7 +270,8 @@ absl::Status ReadMethod(const RopeKeys& keys, RopeParameters& p) {
     case RopeType::kDynamic: {
       MROPE_ASSIGN_OR_RETURN(s.factor, Require(ReadDouble(keys, "factor"), keys, "factor", s.type));
       if (s.type == RopeType::kDynamic) {
-        MROPE_ASSIGN_OR_RETURN(s.original_max_position_embeddings, ReadOriginalMax(keys, s.type));
+        // HF v4.57.6 scales against max_position_embeddings, never an original length.
+        MROPE_ASSIGN_OR_RETURN(s.original_max_position_embeddings, ReadMaxPositions(keys, s.type));
       }
       return absl::OkStatus();
     }
@@ -290,6 +318,11 @@ absl::StatusOr<RopeParameters> ParseRopeParameters(const Value& config) {
   MROPE_RETURN_IF_ERROR(ReadMropeSections(keys, p));
   MROPE_RETURN_IF_ERROR(ValidateRopeParameters(p, keys.prefix()));
   return p;
+}
+
+RotaryLayout RotaryLayoutForModelType(absl::string_view model_type) {
+  return model_type == "glm4v" || model_type == "glm4v_text" ? RotaryLayout::kGptj
+                                                              : RotaryLayout::kNeox;
 }
 
 }  // namespace mrope

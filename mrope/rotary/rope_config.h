@@ -2,7 +2,8 @@
 #define MROPE_ROTARY_ROPE_CONFIG_H_
 
 // Reads RopeParameters from a model config given as JSON (google.protobuf.Value, see
-// mrope/common/json.h), with HF transformers' key names and defaults.
+// mrope/common/json.h), with the key names, defaults and precedence of HF transformers v4.57.6
+// (checked on tests/golden/rotary_scaling_*).
 //
 // Where keys are looked up: the rope object `rope_parameters` (transformers v5) or else
 // `rope_scaling` (v4) first, then the config's top level. So both an HF text config
@@ -14,12 +15,15 @@
 //   rope_theta               required, > 1
 //   head_dim                 or else hidden_size / num_attention_heads; at most kMaxHeadDim
 //   partial_rotary_factor    (0, 1], default 1; rotary_dim = int(head_dim * factor), even
-//   max_position_embeddings, original_max_position_embeddings
-//                            L0 = original_max_position_embeddings, or else
-//                            max_position_embeddings (dynamic, yarn, longrope); llama3 needs the
-//                            former
-//   factor                   required by linear, ntk, dynamic, yarn, llama3; longrope: optional,
-//                            default max_position_embeddings / original_max_position_embeddings
+//   max_position_embeddings  top level; the reference length L0 of dynamic (always) and of yarn
+//                            and longrope (when no original length applies)
+//   original_max_position_embeddings
+//                            yarn: in the rope object, else L0 = max_position_embeddings;
+//                            llama3: in the rope object, required; longrope: at TOP level only
+//                            (Phi-3), and then factor = max_position_embeddings / it
+//   factor                   required by linear, ntk, dynamic, yarn, llama3; longrope: used only
+//                            without a top-level original_max_position_embeddings (then required
+//                            unless attention_factor is given)
 //   attention_factor         yarn, longrope: explicit cos/sin scale (default: the method's formula)
 //   beta_fast, beta_slow     yarn, default 32 and 1
 //   mscale, mscale_all_dim   yarn (DeepSeek attention factor), default unset
@@ -32,12 +36,20 @@
 // "rope_scaling.factor must be a finite number > 0, got -2".
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 
 namespace mrope {
 
 absl::StatusOr<RopeParameters> ParseRopeParameters(const google::protobuf::Value& config);
+
+// The rotary layout of an HF `model_type` (config.json's, or its text_config's): GPT-J pairs
+// (2j, 2j+1) for GLM-4.1V ("glm4v", "glm4v_text"; HF's rotate_half_llm), NeoX halves
+// (j, j + rotary_dim / 2) for every other model: Qwen2/2.5/3-VL, the Omni thinkers, and GLM-4.5V
+// ("glm4v_moe", "glm4v_moe_text"; rotate_half within the rotary dims).
+RotaryLayout RotaryLayoutForModelType(absl::string_view model_type);
 
 }  // namespace mrope
 

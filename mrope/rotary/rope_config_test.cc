@@ -3,13 +3,16 @@
 #include "mrope/rotary/rope_config.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rope_scaling.h"
 
@@ -143,6 +146,89 @@ TEST(RopeConfigTest, LongRopeFactorFromLengthsAndAttention) {
   EXPECT_EQ(p->short_factor, (std::vector<float>{1.0f, 1.5f}));
 }
 
+// HF v4.57.6's reference lengths (tests/golden/rotary_scaling_*): dynamic NTK scales against
+// max_position_embeddings even when an original length is given.
+TEST(RopeConfigTest, DynamicScalesAgainstMaxPositionEmbeddings) {
+  const absl::StatusOr<RopeParameters> p = Parse(R"({
+    "head_dim": 128, "rope_theta": 10000, "max_position_embeddings": 16384,
+    "original_max_position_embeddings": 4096,
+    "rope_scaling": {"rope_type": "dynamic", "factor": 2.0,
+                     "original_max_position_embeddings": 4096}})");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->scaling.original_max_position_embeddings, 16384);
+}
+
+// YaRN reads the original length from the rope object only, and keeps rope_scaling.factor.
+TEST(RopeConfigTest, YarnIgnoresTopLevelOriginalLength) {
+  const absl::StatusOr<RopeParameters> p = Parse(R"({
+    "head_dim": 128, "rope_theta": 10000, "max_position_embeddings": 32768,
+    "original_max_position_embeddings": 4096,
+    "rope_scaling": {"rope_type": "yarn", "factor": 2.0}})");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->scaling.original_max_position_embeddings, 32768);
+  EXPECT_EQ(p->scaling.factor, 2.0);
+}
+
+// LongRoPE: a top-level original length sets L0 and s = max / L0, overriding rope_scaling.factor;
+// an original length inside rope_scaling is not read; without a top-level one, L0 = max and
+// s = rope_scaling.factor.
+TEST(RopeConfigTest, LongRopeLengthsAndFactorPrecedence) {
+  const absl::StatusOr<RopeParameters> top = Parse(R"({
+    "head_dim": 4, "rope_theta": 10000, "max_position_embeddings": 16384,
+    "original_max_position_embeddings": 4096,
+    "rope_scaling": {"type": "longrope", "factor": 8.0, "short_factor": [1.0, 1.5],
+                     "long_factor": [2.0, 3.0]}})");
+  ASSERT_TRUE(top.ok()) << top.status();
+  EXPECT_EQ(top->scaling.factor, 4.0);
+  EXPECT_EQ(top->scaling.original_max_position_embeddings, 4096);
+  EXPECT_EQ(top->attention_scaling,
+            static_cast<float>(std::sqrt(1.0 + std::log(4.0) / std::log(4096.0))));
+  const absl::StatusOr<RopeParameters> nested = Parse(R"({
+    "head_dim": 4, "rope_theta": 10000, "max_position_embeddings": 8192,
+    "rope_scaling": {"type": "longrope", "factor": 4.0, "original_max_position_embeddings": 2048,
+                     "short_factor": [1.0, 1.5], "long_factor": [2.0, 3.0]}})");
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  EXPECT_EQ(nested->scaling.factor, 4.0);
+  EXPECT_EQ(nested->scaling.original_max_position_embeddings, 8192);
+  EXPECT_EQ(nested->attention_scaling,
+            static_cast<float>(std::sqrt(1.0 + std::log(4.0) / std::log(8192.0))));
+}
+
+// GLM-4.1V's text config (THUDM/GLM-4.1V-9B-Thinking): head_dim 4096 / 32, half of it rotated,
+// sections over the 32 rotary pairs; HF's rotate_half_llm pairs (2j, 2j+1).
+TEST(RopeConfigTest, Glm4vTextConfig) {
+  const absl::StatusOr<RopeParameters> p = Parse(R"({
+    "model_type": "glm4v_text", "hidden_size": 4096, "num_attention_heads": 32,
+    "partial_rotary_factor": 0.5, "rope_theta": 10000, "max_position_embeddings": 65536,
+    "rope_scaling": {"type": "default", "mrope_section": [8, 12, 12]}})");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->head_dim, 128);
+  EXPECT_EQ(p->scaling.rotary_dim, 64);
+  EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{8, 12, 12}));
+  EXPECT_FALSE(p->mrope_interleaved);
+  EXPECT_EQ(RotaryLayoutForModelType("glm4v"), RotaryLayout::kGptj);
+  EXPECT_EQ(RotaryLayoutForModelType("glm4v_text"), RotaryLayout::kGptj);
+}
+
+// GLM-4.5V's text config (zai-org/GLM-4.5V): head_dim given explicitly (4096 / 96 would be 42).
+TEST(RopeConfigTest, Glm4vMoeTextConfig) {
+  const absl::StatusOr<RopeParameters> p = Parse(R"({
+    "model_type": "glm4v_moe_text", "hidden_size": 4096, "num_attention_heads": 96,
+    "head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000,
+    "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}})");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->head_dim, 128);
+  EXPECT_EQ(p->scaling.rotary_dim, 64);
+  EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{8, 12, 12}));
+}
+
+TEST(RopeConfigTest, NeoxLayoutForEveryOtherModel) {
+  for (const char* model_type : {"glm4v_moe", "glm4v_moe_text", "qwen2_vl", "qwen2_5_vl",
+                                 "qwen3_vl", "qwen2_5_omni", "qwen3_omni_moe", ""}) {
+    EXPECT_EQ(RotaryLayoutForModelType(model_type), RotaryLayout::kNeox) << model_type;
+  }
+}
+
 TEST(RopeConfigErrorTest, NotAnObject) {
   ExpectError("[1, 2]", "expected a JSON object");
   ExpectError(R"({"head_dim": 128, "rope_theta": 1e4, "rope_scaling": 3})",
@@ -174,7 +260,7 @@ TEST(RopeConfigErrorTest, MissingMethodKeys) {
               "rope_scaling.factor is required for rope_type 'linear'");
   ExpectError(R"({"head_dim": 128, "rope_theta": 1e4,
                   "rope_scaling": {"rope_type": "dynamic", "factor": 2}})",
-              "original_max_position_embeddings (or max_position_embeddings) is required");
+              "max_position_embeddings is required for rope_type 'dynamic'");
   ExpectError(R"({"head_dim": 128, "rope_theta": 1e4,
                   "rope_scaling": {"rope_type": "llama3", "factor": 8, "high_freq_factor": 4,
                                    "original_max_position_embeddings": 8192}})",
@@ -185,7 +271,8 @@ TEST(RopeConfigErrorTest, MissingMethodKeys) {
   ExpectError(R"({"head_dim": 4, "rope_theta": 1e4, "max_position_embeddings": 4096,
                   "rope_scaling": {"rope_type": "longrope", "short_factor": [1, 1],
                                    "long_factor": [1, 1]}})",
-              "rope_scaling.factor (or max_position_embeddings and a positive");
+              "rope_scaling.factor (or a top-level original_max_position_embeddings, or an "
+              "attention_factor) is required for rope_type 'longrope'");
 }
 
 TEST(RopeConfigErrorTest, InvalidValues) {
@@ -200,7 +287,7 @@ TEST(RopeConfigErrorTest, InvalidValues) {
               "rotary_dim (int(head_dim * partial_rotary_factor)) must be even");
   ExpectError(R"({"head_dim": 128, "rope_theta": 1e4, "max_position_embeddings": 0,
                   "rope_scaling": {"rope_type": "dynamic", "factor": 2}})",
-              "rope_scaling.original_max_position_embeddings must be > 0, got 0");
+              "max_position_embeddings must be > 0, got 0");
   ExpectError(R"({"head_dim": 128, "rope_theta": 1e4, "max_position_embeddings": 4096,
                   "rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": 1,
                                    "beta_slow": 2}})",

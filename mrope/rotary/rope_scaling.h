@@ -7,15 +7,16 @@
 //   inv_freq[j] = theta^(-2j/d),  j < d/2, d = rotary_dim
 //
 // Each method follows HF transformers (modeling_rope_utils.py, `rope_type` of rope_scaling /
-// rope_parameters) and the float32 order of operations torch uses there: the default path is
-// bit-exact with HF (see torch_powf.h; checked on the golden data), the others mirror HF's
-// float32 steps (not checked bit for bit: no golden data uses them):
+// rope_parameters) and the float32 order of operations torch uses there. default, linear,
+// dynamic, yarn, llama3 and longrope give HF v4.57.6's inv_freq bit for bit on the golden data
+// (tests/golden/rotary_*; torch_powf.h has the pow); ntk, which v4.57.6 does not register,
+// follows the same steps unchecked:
 //   default   theta^(-2j/d)
 //   linear    theta^(-2j/d) / s                                  (position interpolation)
 //   ntk       (theta * s^(d/(d-2)))^(-2j/d)        the lowest frequency becomes theta_min / s,
 //                                                  the highest (j = 0) stays 1
 //   dynamic   ntk with s' = s*L/L0 - (s-1) when the sequence length L exceeds L0 =
-//             original_max_position_embeddings; plain theta otherwise
+//             max_position_embeddings (HF v4.57.6); plain theta otherwise
 //   yarn      per pair, a ramp between interpolation (inv/s) and extrapolation (inv) over the
 //             pairs between the correction dims of beta_fast and beta_slow; cos/sin scaled by
 //             the attention factor (default 0.1*ln(s) + 1)
@@ -30,6 +31,7 @@
 // >= 2 (>= 4 for ntk/dynamic), theta > 1, factor > 0, positive original_max_position_embeddings
 // where used, beta_fast > beta_slow > 0, high_freq_factor > low_freq_factor > 0.
 
+#include <cfloat>
 #include <cstdint>
 
 #include "mrope/rotary/rope_math.h"
@@ -55,7 +57,9 @@ struct RopeScaling {
   int32_t rotary_dim = 0;                        // d
   double theta = 10000.0;                        // rope_theta
   double factor = 1.0;                           // s: linear, ntk, dynamic, yarn, llama3
-  int64_t original_max_position_embeddings = 0;  // L0: dynamic, yarn, llama3, longrope
+  // L0, the reference length of dynamic, yarn, llama3 and longrope (for dynamic it is the
+  // model's max_position_embeddings, as HF v4.57.6 uses; see rope_config.h for the others).
+  int64_t original_max_position_embeddings = 0;
   double beta_fast = 32.0;                       // yarn
   double beta_slow = 1.0;                        // yarn
   bool truncate = true;  // yarn: floor/ceil the correction range (HF "truncate", default true)
@@ -86,16 +90,26 @@ MROPE_HOST_DEVICE inline double NtkScaledTheta(double theta, double factor, int 
   return theta * ::pow(factor, d / (d - 2.0));
 }
 
-// Dynamic NTK base for the current sequence length L: unchanged up to L0, then the NTK base for
-// the effective factor s*L/L0 - (s-1), which is 1 at L = L0 and grows linearly with L.
+// Dynamic NTK base for the current sequence length L: unchanged up to L0 (HF v4.57.6: the
+// model's max_position_embeddings), then the NTK base for the effective factor s*L/L0 - (s-1),
+// which is 1 at L = L0 and grows linearly with L. HF recomputes it at run time with L a torch
+// scalar tensor, so every step is float32: the product, quotient and difference rounded one at a
+// time, the power as float32(pow(double(x), d/(d-2))) (torch's scalar-exponent path), then
+// float32(theta) times it. The result is that float32 value.
 MROPE_HOST_DEVICE inline double DynamicNtkTheta(double theta, double factor, int64_t seq_len,
                                                 int64_t original_max_position_embeddings,
                                                 int rotary_dim) {
   if (seq_len <= original_max_position_embeddings) return theta;
-  const double effective_factor = factor * static_cast<double>(seq_len) /
-                                      static_cast<double>(original_max_position_embeddings) -
-                                  (factor - 1.0);
-  return NtkScaledTheta(theta, effective_factor, rotary_dim);
+  // A factor beyond float range (no defined conversion) gives a base far above kMaxRopeBase.
+  if (factor > FLT_MAX) return theta * factor;
+  const float effective_factor =
+      AddRounded(DivRounded(MulRounded(static_cast<float>(factor), static_cast<float>(seq_len)),
+                            static_cast<float>(original_max_position_embeddings)),
+                 -static_cast<float>(factor - 1.0));
+  const double d = rotary_dim;
+  const double growth = ::pow(static_cast<double>(effective_factor), d / (d - 2.0));
+  if (growth > FLT_MAX) return theta * growth;  // likewise
+  return MulRounded(static_cast<float>(theta), static_cast<float>(growth));
 }
 
 // YaRN: the (fractional) pair index whose wavelength makes `num_rotations` turns over L0.

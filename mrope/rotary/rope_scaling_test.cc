@@ -113,6 +113,14 @@ TEST(RopeScalingTest, DynamicRescalesOnlyBeyondOriginalLength) {
   EXPECT_LT(ScaledInvFreq(s, kPairs - 1, 4097, 1.0f), BaseInvFreq(10000.0, kPairs - 1, kDim));
 }
 
+// HF v4.57.6 recomputes the base with the sequence length as a torch tensor, so in float32:
+// s*L/L0 - (s-1) = 1.00048828125 exactly, then float32(1e6 * float32(pow(it, 128/126))) =
+// 1000496.0. The same formula in double rounds to 1000496.0625 (this happens for about a
+// quarter of the lengths).
+TEST(RopeScalingTest, DynamicBaseTakesHfFloat32Steps) {
+  EXPECT_EQ(DynamicNtkTheta(1e6, 2.0, 4097, 4096, 128), 1000496.0);
+}
+
 RopeScaling Yarn() {
   RopeScaling s = Scaling(RopeType::kYarn);
   s.factor = 4.0;

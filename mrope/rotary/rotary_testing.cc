@@ -48,5 +48,24 @@ std::vector<std::string> ListJsonFiles(const std::string& dir) {
   return files;
 }
 
+std::vector<std::string> RotaryGoldenCases() {
+  std::vector<std::string> cases;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(RunfilesPath("tests/golden"), error)) {
+    if (!entry.is_directory() || entry.path().filename().string().rfind("rotary_", 0) != 0) {
+      continue;
+    }
+    for (std::string& file : ListJsonFiles(entry.path().string())) cases.push_back(file);
+  }
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+std::string GoldenCaseName(const ::testing::TestParamInfo<std::string>& info) {
+  const std::filesystem::path path(info.param);
+  return path.parent_path().filename().string() + "_" + path.stem().string();
+}
+
 }  // namespace testing
 }  // namespace mrope

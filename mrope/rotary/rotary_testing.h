@@ -1,11 +1,13 @@
 #ifndef MROPE_ROTARY_ROTARY_TESTING_H_
 #define MROPE_ROTARY_ROTARY_TESTING_H_
 
-// Test helpers shared by the rotary tests and the rotary CLI test (testonly).
+// Test helpers shared by the rotary tests, the rotary CLI test and the kernel test (testonly).
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "gtest/gtest.h"
 
 namespace mrope {
 namespace testing {
@@ -20,6 +22,14 @@ std::string RunfilesPath(const std::string& repo_relative);
 
 // The *.json files directly in `dir`, sorted. Empty if the directory cannot be read.
 std::vector<std::string> ListJsonFiles(const std::string& dir);
+
+// Every rotary golden case in the test's runfiles: tests/golden/rotary_*/*.json, sorted (needs
+// //tests/golden:rotary_cases as data). The one listing the rotary and kernel tests use.
+std::vector<std::string> RotaryGoldenCases();
+
+// A gtest parameter name for a golden case path: "<folder>_<file stem>", e.g.
+// "rotary_glm4v_case_001".
+std::string GoldenCaseName(const ::testing::TestParamInfo<std::string>& info);
 
 }  // namespace testing
 }  // namespace mrope
