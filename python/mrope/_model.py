@@ -7,8 +7,9 @@ from mrope import _tensors
 
 # HF spellings of the Omni arguments -> mrope's names.
 _ALIASES = {"audio_seqlens": "audio_feature_lengths", "second_per_grids": "video_second_per_grid"}
-_PROMPT_ARGS = frozenset(("attention_mask", "second_per_grid_ts", "video_second_per_grid",
-                          "audio_feature_lengths", "use_audio_in_video"))
+# The extension's arguments after input_ids and the grids, in its order.
+_PROMPT_ARGS = ("attention_mask", "second_per_grid_ts", "video_second_per_grid",
+                "audio_feature_lengths", "use_audio_in_video")
 
 
 class Model:
@@ -71,6 +72,7 @@ class Model:
         return f"mrope.Model({self.name!r}, family={self.family!r})"
 
     def _prompt_args(self, args, kwargs):
+        """The arguments after the grids, as a tuple in the extension's order."""
         if len(args) > len(self._positional):
             raise TypeError(f"too many positional arguments: {self.family} takes "
                             f"{', '.join(self._positional)} after the grids")
@@ -86,7 +88,8 @@ class Model:
             if key in out:
                 raise TypeError(f"got both '{key}' and its HF spelling")
             out[key] = bool(value) if key == "use_audio_in_video" else _tensors.to_host(value)
-        return out
+        return tuple(out.get(key) for key in _PROMPT_ARGS[:-1]) + (
+            out.get("use_audio_in_video", False),)
 
     def get_rope_index(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args,
                        **kwargs):
@@ -110,10 +113,13 @@ class Model:
         Raises:
             ValueError: bad input, with mrope's message (row, token index, value).
         """
+        rest = self._prompt_args(args, kwargs) if args or kwargs else ()
         tensor = _tensors.first_tensor(input_ids)
         positions, deltas = self._impl.get_rope_index(
-            _tensors.to_host(input_ids), image_grid_thw=_tensors.to_host(image_grid_thw),
-            video_grid_thw=_tensors.to_host(video_grid_thw), **self._prompt_args(args, kwargs))
+            _tensors.to_host(input_ids), _tensors.to_host(image_grid_thw),
+            _tensors.to_host(video_grid_thw), *rest)
+        if tensor is None:
+            return positions, deltas
         return _tensors.like(positions, tensor), _tensors.like(deltas, tensor)
 
     def plan(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args, **kwargs):
@@ -123,9 +129,9 @@ class Model:
         (``plan.decode_positions(steps)``) and cos/sin (``plan.cos_sin(begin, end)``) as numpy
         arrays without planning again, e.g. for chunked prefill.
         """
-        return self._impl.plan(
-            _tensors.to_host(input_ids), image_grid_thw=_tensors.to_host(image_grid_thw),
-            video_grid_thw=_tensors.to_host(video_grid_thw), **self._prompt_args(args, kwargs))
+        rest = self._prompt_args(args, kwargs) if args or kwargs else ()
+        return self._impl.plan(_tensors.to_host(input_ids), _tensors.to_host(image_grid_thw),
+                               _tensors.to_host(video_grid_thw), *rest)
 
     def get_mrope_input_positions(self, input_tokens, image_grid_thw=None, video_grid_thw=None,
                                   second_per_grid_ts=None, context_len=0, seq_len=None,

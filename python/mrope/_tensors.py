@@ -31,10 +31,10 @@ def to_host(value):
 
 
 def first_tensor(*values):
-    """Returns the first torch tensor among ``values``, or None."""
-    tensor_type = _torch_tensor_type()
-    if tensor_type is None:
+    """Returns the first torch tensor among ``values``, or None (at once without torch)."""
+    if "torch" not in sys.modules:
         return None
+    tensor_type = _torch_tensor_type()
     for value in values:
         if isinstance(value, tensor_type):
             return value

@@ -40,8 +40,8 @@ auto WithPositionType(bool float_positions, Fn&& fn) {
 }
 
 // A padded batch as HF processors give it ([B, L] ids, optional mask, the batch's media lists).
-PromptBatch ReadBatch(py::handle input_ids, py::handle attention_mask, py::handle image_grid_thw,
-                      py::handle video_grid_thw, py::handle second_per_grid_ts,
+PromptBatch ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
+                      py::handle attention_mask, py::handle second_per_grid_ts,
                       py::handle video_second_per_grid, py::handle audio_feature_lengths,
                       bool use_audio_in_video) {
   PromptBatch batch;
@@ -187,12 +187,12 @@ class Model {
     return std::make_shared<Model>(std::move(spec));
   }
 
-  Plan MakePlan(py::handle input_ids, py::handle attention_mask, py::handle image_grid_thw,
-                py::handle video_grid_thw, py::handle second_per_grid_ts,
+  Plan MakePlan(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
+                py::handle attention_mask, py::handle second_per_grid_ts,
                 py::handle video_second_per_grid, py::handle audio_feature_lengths,
                 bool use_audio_in_video) const {
     Prompt prompt;
-    prompt.batch = ReadBatch(input_ids, attention_mask, image_grid_thw, video_grid_thw,
+    prompt.batch = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
                              second_per_grid_ts, video_second_per_grid, audio_feature_lengths,
                              use_audio_in_video);
     absl::StatusOr<BatchPlan> plan;
@@ -203,12 +203,12 @@ class Model {
     return Plan(service_, ValueOrThrow(std::move(plan)));
   }
 
-  py::tuple GetRopeIndex(py::handle input_ids, py::handle attention_mask,
-                         py::handle image_grid_thw, py::handle video_grid_thw,
+  py::tuple GetRopeIndex(py::handle input_ids, py::handle image_grid_thw,
+                         py::handle video_grid_thw, py::handle attention_mask,
                          py::handle second_per_grid_ts, py::handle video_second_per_grid,
                          py::handle audio_feature_lengths, bool use_audio_in_video) const {
     Prompt prompt;
-    prompt.batch = ReadBatch(input_ids, attention_mask, image_grid_thw, video_grid_thw,
+    prompt.batch = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
                              second_per_grid_ts, video_second_per_grid, audio_feature_lengths,
                              use_audio_in_video);
     return WithPositionType(service_->float_positions(), [&](auto zero) {
@@ -244,8 +244,8 @@ bool ReadsSecondPerGridTs(const PositionPolicy& policy) {
 }
 
 constexpr char kPromptArgsDoc[] =
-    "input_ids: [B, L] integers; attention_mask: [B, L] of 0/1 or None; image_grid_thw and "
-    "video_grid_thw: [N, 3] (t, h, w) rows for the whole batch, row 0 first, or None; "
+    "input_ids: [B, L] integers; image_grid_thw and video_grid_thw: [N, 3] (t, h, w) rows for "
+    "the whole batch, row 0 first, or None; attention_mask: [B, L] of 0/1 or None; "
     "second_per_grid_ts (Qwen2.5-VL) or video_second_per_grid (Omni): one float per video; "
     "audio_feature_lengths (Omni): mel frames per audio clip; use_audio_in_video (Omni).";
 
@@ -283,14 +283,14 @@ void DefineModule(py::module_& m) {
                   "textproto (mrope/service/model_spec.h LoadModelSpec).")
       .def_static("with_overrides", &Model::WithOverrides, "preset"_a, "overrides_json"_a,
                   "A preset with the golden files' flat config fields replaced.")
-      .def("plan", &Model::MakePlan, "input_ids"_a, "attention_mask"_a = py::none(),
-           "image_grid_thw"_a = py::none(), "video_grid_thw"_a = py::none(),
+      .def("plan", &Model::MakePlan, "input_ids"_a, "image_grid_thw"_a = py::none(),
+           "video_grid_thw"_a = py::none(), "attention_mask"_a = py::none(),
            "second_per_grid_ts"_a = py::none(), "video_second_per_grid"_a = py::none(),
            "audio_feature_lengths"_a = py::none(), "use_audio_in_video"_a = false,
            (std::string("Plans a padded batch. ") + kPromptArgsDoc).c_str())
       .def("get_rope_index", &Model::GetRopeIndex, "input_ids"_a,
-           "attention_mask"_a = py::none(), "image_grid_thw"_a = py::none(),
-           "video_grid_thw"_a = py::none(), "second_per_grid_ts"_a = py::none(),
+           "image_grid_thw"_a = py::none(), "video_grid_thw"_a = py::none(),
+           "attention_mask"_a = py::none(), "second_per_grid_ts"_a = py::none(),
            "video_second_per_grid"_a = py::none(), "audio_feature_lengths"_a = py::none(),
            "use_audio_in_video"_a = false,
            (std::string("(position_ids [3, B, L], mrope_position_deltas [B, 1]). ") +
