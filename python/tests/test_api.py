@@ -141,3 +141,25 @@ def test_bad_arguments_raise_type_error():
         model.get_rope_index([[11]], None, None, [[1]], attention_mask=[[1]])
     with pytest.raises(TypeError, match="too many positional arguments"):
         model.get_rope_index([[11]], None, None, [[1]], [[1]])
+
+
+class DlpackOnly:
+    """An array-like that offers DLPack and no __array__ (as GPU array libraries do)."""
+
+    def __init__(self, array):
+        self._array = np.ascontiguousarray(array)
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_inputs():
+    model = mrope.Model.from_config("qwen2_vl")
+    ours = model.get_rope_index(DlpackOnly(np.array(IMAGE_PROMPT)),
+                                DlpackOnly(np.array(IMAGE_GRID)))
+    for a, b in zip(ours, model.get_rope_index(IMAGE_PROMPT, IMAGE_GRID)):
+        assert type(a) is np.ndarray
+        np.testing.assert_array_equal(a, b)
