@@ -186,6 +186,39 @@ local_cuda = repository_rule(
 )
 
 # ---------------------------------------------------------------------------
+# pybind11 (Debian pybind11-dev) + the headers of the system Python (python3-dev), as
+# @pybind11//:pybind11. The interpreter is $MROPE_PYTHON or /usr/bin/python3 (Debian's, whose
+# python3-numpy and python3-pytest the tests use); its include dir comes from its sysconfig.
+# ---------------------------------------------------------------------------
+def _system_pybind11_impl(rctx):
+    python = rctx.os.environ.get("MROPE_PYTHON", rctx.attr.default_python)
+    if not rctx.path(python).exists:
+        _fail_missing(rctx, python)
+    res = rctx.execute([python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"])
+    if res.return_code != 0:
+        fail("%s: %s failed: %s" % (rctx.name, python, res.stderr))
+    include = res.stdout.strip()
+    for path in [include + "/Python.h", rctx.attr.pybind11_include + "/pybind11/pybind11.h"]:
+        if not rctx.path(path).exists:
+            _fail_missing(rctx, path)
+    rctx.symlink(include, "include/python")
+    rctx.symlink(rctx.attr.pybind11_include + "/pybind11", "include/pybind11")
+    rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
+    rctx.symlink(rctx.attr.build_file, "BUILD.bazel")
+
+system_pybind11 = repository_rule(
+    implementation = _system_pybind11_impl,
+    local = True,
+    environ = ["MROPE_PYTHON"],
+    attrs = {
+        "default_python": attr.string(default = "/usr/bin/python3"),
+        "pybind11_include": attr.string(default = "/usr/include"),
+        "build_file": attr.label(allow_single_file = True, mandatory = True),
+        "apt_hint": attr.string(default = "pybind11-dev python3-dev"),
+    },
+)
+
+# ---------------------------------------------------------------------------
 # Everything the WORKSPACE needs, in one call.
 # ---------------------------------------------------------------------------
 def offline_dependencies():
@@ -235,6 +268,11 @@ def offline_dependencies():
         build_file = "//third_party/system:simdjson.BUILD",
         symlinks = {"include/simdjson.h": "/usr/include/simdjson.h"},
         apt_hint = "libsimdjson-dev",
+    )
+
+    system_pybind11(
+        name = "pybind11",
+        build_file = "//third_party/system:python.BUILD",
     )
 
     local_cuda(

@@ -1,0 +1,20 @@
+"""mrope: M-RoPE position ids for vision-language models, from C++.
+
+Bit-exact with HuggingFace transformers v4.57.6 ``get_rope_index`` (and vLLM's per-request
+convention for the ``qwen2_5_vl_vllm`` preset), for every model family mrope supports::
+
+    import mrope
+
+    model = mrope.Model.from_config("qwen2_5_vl")  # a preset, a config.json or a checkpoint dir
+    position_ids, deltas = model.get_rope_index(input_ids, image_grid_thw=grids,
+                                                attention_mask=mask)
+
+Inputs are numpy arrays, lists, or torch tensors; outputs are numpy arrays that own mrope's
+buffers (no copy), or torch tensors when torch tensors came in. Bad input raises ValueError
+with mrope's message. The GIL is released while computing, and a Model is immutable, so one
+model serves any number of threads.
+"""
+from mrope._model import Model
+from mrope._mrope import Plan
+
+__all__ = ["Model", "Plan"]

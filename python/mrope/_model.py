@@ -1,0 +1,166 @@
+"""mrope.Model: a model's position service, with HF- and vLLM-style calls."""
+import json
+import os
+
+from mrope import _mrope
+from mrope import _tensors
+
+# HF spellings of the Omni arguments -> mrope's names.
+_ALIASES = {"audio_seqlens": "audio_feature_lengths", "second_per_grids": "video_second_per_grid"}
+# The extension's arguments after input_ids and the grids, in its order.
+_PROMPT_ARGS = ("attention_mask", "second_per_grid_ts", "video_second_per_grid",
+                "audio_feature_lengths", "use_audio_in_video")
+
+
+class Model:
+    """A model's M-RoPE position parameters, built once; immutable and thread-safe.
+
+    Make one with ``Model.from_config``. Its family and conventions come from the C++ side,
+    so every family mrope supports works here.
+    """
+
+    __slots__ = ("_impl", "_positional")
+
+    def __init__(self, impl):
+        """Wraps an ``_mrope.Model``; use ``Model.from_config``."""
+        object.__setattr__(self, "_impl", impl)
+        # The arguments HF's get_rope_index of this family takes after the grids, in order, so
+        # that HF's positional calls (Qwen2VLModel.forward passes attention_mask 4th) work.
+        if impl.has_audio:
+            positional = ("attention_mask", "use_audio_in_video", "audio_seqlens",
+                          "second_per_grids")
+        elif impl.reads_second_per_grid_ts:
+            positional = ("second_per_grid_ts", "attention_mask")
+        else:
+            positional = ("attention_mask",)
+        object.__setattr__(self, "_positional", positional)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("mrope.Model is immutable")
+
+    @classmethod
+    def from_config(cls, path_or_preset, overrides=None):
+        """Loads a model.
+
+        Args:
+            path_or_preset: an HF ``config.json``, a checkpoint directory (its config.json), a
+                ModelParams textproto, or a preset name (e.g. ``"qwen2_5_vl"``; an unknown name
+                raises ValueError listing the presets).
+            overrides: optional dict replacing preset values, with the golden files' flat
+                ``config`` keys (``*_token_id``, ``spatial_merge_size``, ``tokens_per_second``,
+                ``position_id_per_seconds``, ``seconds_per_chunk``, ``video_time_rounding``:
+                ``"scale_then_truncate"`` or ``"truncate_interval_first"``). Presets only.
+
+        Note: an HF config.json of Qwen2.5-VL gives the production runtimes' video time
+        rounding (scale then truncate); HF transformers v4 itself truncates the interval first
+        (preset ``"qwen2_5_vl_hf"``, or ``overrides={"video_time_rounding":
+        "truncate_interval_first"}``).
+        """
+        name = os.fspath(path_or_preset)
+        if overrides is None:
+            return cls(_mrope.Model.load(name))
+        return cls(_mrope.Model.with_overrides(name, json.dumps(overrides)))
+
+    name = property(lambda self: self._impl.name, doc="Preset name, config path or model_type.")
+    family = property(lambda self: self._impl.family, doc="The model family, e.g. 'qwen3_vl'.")
+    float_positions = property(lambda self: self._impl.float_positions,
+                               doc="True when positions are float32 (Qwen3-Omni), else int64.")
+    convention = property(lambda self: self._impl.convention,
+                          doc="'hf' (transformers' batching) or 'vllm' (per request).")
+
+    def __repr__(self):
+        return f"mrope.Model({self.name!r}, family={self.family!r})"
+
+    def _prompt_args(self, args, kwargs):
+        """The arguments after the grids, as a tuple in the extension's order."""
+        if len(args) > len(self._positional):
+            raise TypeError(f"too many positional arguments: {self.family} takes "
+                            f"{', '.join(self._positional)} after the grids")
+        for name, value in zip(self._positional, args):
+            if name in kwargs:
+                raise TypeError(f"got multiple values for argument '{name}'")
+            kwargs[name] = value
+        out = {}
+        for name, value in kwargs.items():
+            key = _ALIASES.get(name, name)
+            if key not in _PROMPT_ARGS:
+                raise TypeError(f"unexpected keyword argument '{name}'")
+            if key in out:
+                raise TypeError(f"got both '{key}' and its HF spelling")
+            out[key] = bool(value) if key == "use_audio_in_video" else _tensors.to_host(value)
+        return tuple(out.get(key) for key in _PROMPT_ARGS[:-1]) + (
+            out.get("use_audio_in_video", False),)
+
+    def get_rope_index(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args,
+                       **kwargs):
+        """HF's ``get_rope_index``: ``(position_ids [3, B, L], mrope_position_deltas [B, 1])``.
+
+        A drop-in for ``Qwen2VLModel.get_rope_index`` and the other families' (same arguments,
+        values, dtypes and shapes: int64, or float32 for Qwen3-Omni). Torch tensors in give
+        torch tensors out, on input_ids' device.
+
+        Args:
+            input_ids: [B, L] token ids.
+            image_grid_thw, video_grid_thw: [N, 3] (t, h, w) of the batch's images / videos.
+            *args: the family's further HF arguments in HF's order (attention_mask; Qwen2.5-VL:
+                second_per_grid_ts, attention_mask; Omni: attention_mask, use_audio_in_video,
+                audio_seqlens, second_per_grids).
+            **kwargs: ``attention_mask`` ([B, L] of 0/1), ``second_per_grid_ts``
+                (Qwen2.5-VL), Omni: ``use_audio_in_video``, ``audio_seqlens`` or
+                ``audio_feature_lengths`` (mel frames per clip), ``video_second_per_grid`` or
+                ``second_per_grids``.
+
+        Raises:
+            ValueError: bad input, with mrope's message (row, token index, value).
+        """
+        rest = self._prompt_args(args, kwargs) if args or kwargs else ()
+        tensor = _tensors.first_tensor(input_ids)
+        positions, deltas = self._impl.get_rope_index(
+            _tensors.to_host(input_ids), _tensors.to_host(image_grid_thw),
+            _tensors.to_host(video_grid_thw), *rest)
+        if tensor is None:
+            return positions, deltas
+        return _tensors.like(positions, tensor), _tensors.like(deltas, tensor)
+
+    def plan(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args, **kwargs):
+        """Plans a batch (arguments as ``get_rope_index``) and returns an ``mrope.Plan``.
+
+        A plan gives windows (``plan.positions(begin, end)``), decode positions
+        (``plan.decode_positions(steps)``) and cos/sin (``plan.cos_sin(begin, end)``) as numpy
+        arrays without planning again, e.g. for chunked prefill.
+        """
+        rest = self._prompt_args(args, kwargs) if args or kwargs else ()
+        return self._impl.plan(_tensors.to_host(input_ids), _tensors.to_host(image_grid_thw),
+                               _tensors.to_host(video_grid_thw), *rest)
+
+    def get_mrope_input_positions(self, input_tokens, image_grid_thw=None, video_grid_thw=None,
+                                  second_per_grid_ts=None, context_len=0, seq_len=None,
+                                  audio_feature_lengths=None, use_audio_in_video=False):
+        """vLLM's per-request call: ``(positions [3, seq_len - context_len], delta)``.
+
+        Args:
+            input_tokens: the request's token ids (one sequence, no padding).
+            image_grid_thw, video_grid_thw: [N, 3] grids of the request's media.
+            second_per_grid_ts: seconds per temporal grid, one per video.
+            context_len, seq_len: the token window to return (default: all tokens); indices at
+                or beyond the request length are decode positions.
+            audio_feature_lengths, use_audio_in_video: Omni audio.
+
+        Returns:
+            positions (numpy int64, float32 for Qwen3-Omni; torch if grids came as torch
+            tensors) and the delta (int, or float for Qwen3-Omni): decode token i >= n takes
+            position i + delta on every axis. With the ``qwen2_5_vl_vllm`` preset this is
+            vLLM's ``get_mrope_input_positions`` bit for bit.
+        """
+        seconds = _tensors.to_host(second_per_grid_ts)
+        seconds_arg = ("second_per_grid_ts" if self._impl.reads_second_per_grid_ts
+                       else "video_second_per_grid")
+        plan = self._impl.plan(
+            [_tensors.to_host(input_tokens)], image_grid_thw=_tensors.to_host(image_grid_thw),
+            video_grid_thw=_tensors.to_host(video_grid_thw),
+            audio_feature_lengths=_tensors.to_host(audio_feature_lengths),
+            use_audio_in_video=bool(use_audio_in_video), **{seconds_arg: seconds})
+        end = plan.row_lengths[0] if seq_len is None else seq_len
+        positions = plan.positions(context_len, end)[:, 0, :]
+        tensor = _tensors.first_tensor(image_grid_thw, video_grid_thw)
+        return _tensors.like(positions, tensor), plan.rope_deltas.item()

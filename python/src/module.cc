@@ -1,0 +1,325 @@
+// The extension module mrope._mrope: mrope's PositionService (mrope/service/position_service.h)
+// over numpy arrays. The pure-Python package (python/mrope) builds the HF-style and vLLM-style
+// calls and the torch conversions on top of it.
+//
+// Every computation runs with the GIL released; a Model is immutable and may be shared by any
+// number of threads. Outputs are numpy arrays that own mrope's result buffers (no copy).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/struct.pb.h"
+#include "mrope/common/json.h"
+#include "mrope/positions/batch.h"
+#include "mrope/positions/golden_case.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/service/model_spec.h"
+#include "mrope/service/position_service.h"
+#include "pybind11/numpy.h"
+#include "pybind11/pybind11.h"
+#include "pybind11/stl.h"
+#include "python/src/convert.h"
+
+namespace mrope {
+namespace python {
+namespace {
+
+namespace py = pybind11;
+using py::literals::operator""_a;
+
+// Calls fn(Out{}) with Out = float for float positions (Qwen3-Omni), int64_t otherwise: the
+// dtypes HF's get_rope_index returns.
+template <typename Fn>
+auto WithPositionType(bool float_positions, Fn&& fn) {
+  return float_positions ? fn(float{}) : fn(int64_t{});
+}
+
+// A padded batch as HF processors give it ([B, L] ids, optional mask, the batch's media lists).
+PromptBatch ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
+                      py::handle attention_mask, py::handle second_per_grid_ts,
+                      py::handle video_second_per_grid, py::handle audio_feature_lengths,
+                      bool use_audio_in_video) {
+  PromptBatch batch;
+  std::vector<int64_t> shape;
+  batch.input_ids = ReadInt64Array(input_ids, "input_ids", &shape);
+  if (shape.size() != 2) {
+    throw py::value_error(absl::StrCat("input_ids: expected a 2-D [batch, length] array, got ",
+                                       shape.size(), " dimensions"));
+  }
+  batch.batch_size = shape[0];
+  batch.seq_len = shape[1];
+  if (!attention_mask.is_none()) {
+    std::vector<int64_t> mask_shape;
+    batch.attention_mask = ReadInt64Array(attention_mask, "attention_mask", &mask_shape);
+    if (mask_shape != shape) {
+      throw py::value_error(absl::StrCat("attention_mask: expected the shape of input_ids [",
+                                         shape[0], ", ", shape[1], "]"));
+    }
+  }
+  MediaInputs& media = batch.media;
+  media.image_grid_thw = ReadGrids(image_grid_thw, "image_grid_thw");
+  media.video_grid_thw = ReadGrids(video_grid_thw, "video_grid_thw");
+  media.second_per_grid_ts = ReadFloats(second_per_grid_ts, "second_per_grid_ts");
+  media.video_second_per_grid = ReadFloats(video_second_per_grid, "video_second_per_grid");
+  media.audio_feature_lengths = ReadInt64s(audio_feature_lengths, "audio_feature_lengths");
+  media.use_audio_in_video = use_audio_in_video;
+  return batch;
+}
+
+template <typename Out>
+PositionResult<Out> FillOrThrow(const PositionService& service, const BatchPlan& plan,
+                                const OutputOptions& options) {
+  absl::StatusOr<PositionResult<Out>> result;
+  {
+    py::gil_scoped_release release;
+    result = service.Fill<Out>(plan, options);
+  }
+  return ValueOrThrow(std::move(result));
+}
+
+// [B, 1] deltas in the output type, as get_rope_index returns them.
+template <typename Out>
+py::array DeltaColumn(const std::vector<double>& deltas) {
+  std::vector<Out> values(deltas.begin(), deltas.end());
+  const auto rows = static_cast<py::ssize_t>(values.size());
+  return MoveToNumpy(std::move(values), {rows, 1});
+}
+
+// The planned positions of one prompt: any window, decode steps or cos/sin, without re-planning.
+class Plan {
+ public:
+  Plan(std::shared_ptr<const PositionService> service, BatchPlan plan)
+      : service_(std::move(service)), plan_(std::move(plan)) {}
+
+  py::array Positions(std::optional<int64_t> begin, std::optional<int64_t> end) const {
+    const OutputOptions options = Options(begin, end, "positions");
+    return WithPositionType(plan_.float_positions, [&](auto zero) {
+      auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
+      return MoveToNumpy(std::move(result.position_ids), Shape(result.shape));
+    });
+  }
+
+  py::array DecodePositions(int64_t steps) const {
+    if (steps < 1) throw py::value_error(absl::StrCat("steps must be >= 1, got ", steps));
+    OutputOptions options;
+    options.window = TokenWindow{0, 1};  // the smallest prompt output; only decode is kept
+    options.decode_steps = steps;
+    return WithPositionType(plan_.float_positions, [&](auto zero) {
+      auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
+      return MoveToNumpy(std::move(result.decode_position_ids), {3, plan_.batch_size, steps});
+    });
+  }
+
+  py::tuple CosSin(std::optional<int64_t> begin, std::optional<int64_t> end) const {
+    OutputOptions options = Options(begin, end, "cos_sin");
+    options.cos_sin = true;
+    return WithPositionType(plan_.float_positions, [&](auto zero) {
+      auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
+      const std::vector<py::ssize_t> shape = {result.shape[1], result.shape[2], result.num_pairs};
+      return py::make_tuple(MoveToNumpy(std::move(result.cos), shape),
+                            MoveToNumpy(std::move(result.sin), shape));
+    });
+  }
+
+  py::array Deltas() const {
+    return WithPositionType(plan_.float_positions,
+                            [&](auto zero) { return DeltaColumn<decltype(zero)>(plan_.deltas); });
+  }
+
+  py::array RopeDeltas() const {
+    return WithPositionType(plan_.float_positions, [&](auto zero) {
+      return DeltaColumn<decltype(zero)>(plan_.decode_deltas);
+    });
+  }
+
+  int64_t batch_size() const { return plan_.batch_size; }
+  int64_t seq_len() const { return plan_.seq_len; }
+
+  std::vector<int64_t> RowLengths() const {
+    std::vector<int64_t> lengths;
+    for (const SequencePositions& row : plan_.rows) lengths.push_back(row.num_tokens());
+    return lengths;
+  }
+
+ private:
+  static std::vector<py::ssize_t> Shape(const std::vector<int64_t>& shape) {
+    return std::vector<py::ssize_t>(shape.begin(), shape.end());
+  }
+
+  static OutputOptions Options(std::optional<int64_t> begin, std::optional<int64_t> end,
+                               const char* name) {
+    OutputOptions options;
+    if (begin.has_value() != end.has_value()) {
+      throw py::value_error(absl::StrCat(name, ": give both begin and end, or neither"));
+    }
+    if (begin.has_value()) options.window = TokenWindow{*begin, *end};
+    return options;
+  }
+
+  std::shared_ptr<const PositionService> service_;
+  BatchPlan plan_;
+};
+
+// A model: its PositionService, built once. Immutable, so shared freely across threads.
+class Model {
+ public:
+  explicit Model(ModelSpec spec)
+      : service_(std::make_shared<const PositionService>(
+            ValueOrThrow(PositionService::Create(std::move(spec))))),
+        policy_(PolicyFor(service_->spec().positions)) {}
+
+  static std::shared_ptr<Model> Load(const std::string& preset_or_path) {
+    return std::make_shared<Model>(ValueOrThrow(LoadModelSpec(preset_or_path)));
+  }
+
+  // A preset with some of its values replaced: `overrides_json` is an object of the golden
+  // files' flat `config` fields (ModelConfigFromFlatJson, mrope/positions/golden_case.h).
+  static std::shared_ptr<Model> WithOverrides(const std::string& preset,
+                                              const std::string& overrides_json) {
+    ModelSpec spec = ValueOrThrow(PresetModelSpec(preset));
+    const google::protobuf::Value overrides = ValueOrThrow(ParseJson(overrides_json));
+    spec.positions = ValueOrThrow(ModelConfigFromFlatJson(preset, overrides));
+    return std::make_shared<Model>(std::move(spec));
+  }
+
+  Plan MakePlan(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
+                py::handle attention_mask, py::handle second_per_grid_ts,
+                py::handle video_second_per_grid, py::handle audio_feature_lengths,
+                bool use_audio_in_video) const {
+    Prompt prompt;
+    prompt.batch = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
+                             second_per_grid_ts, video_second_per_grid, audio_feature_lengths,
+                             use_audio_in_video);
+    absl::StatusOr<BatchPlan> plan;
+    {
+      py::gil_scoped_release release;
+      plan = service_->Plan(prompt);
+    }
+    return Plan(service_, ValueOrThrow(std::move(plan)));
+  }
+
+  py::tuple GetRopeIndex(py::handle input_ids, py::handle image_grid_thw,
+                         py::handle video_grid_thw, py::handle attention_mask,
+                         py::handle second_per_grid_ts, py::handle video_second_per_grid,
+                         py::handle audio_feature_lengths, bool use_audio_in_video) const {
+    Prompt prompt;
+    prompt.batch = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
+                             second_per_grid_ts, video_second_per_grid, audio_feature_lengths,
+                             use_audio_in_video);
+    return WithPositionType(service_->float_positions(), [&](auto zero) {
+      using Out = decltype(zero);
+      absl::StatusOr<PositionResult<Out>> computed;
+      {
+        py::gil_scoped_release release;
+        computed = service_->Compute<Out>(prompt, OutputOptions());
+      }
+      PositionResult<Out> result = ValueOrThrow(std::move(computed));
+      const auto rows = static_cast<py::ssize_t>(result.mrope_position_deltas.size());
+      return py::make_tuple(
+          MoveToNumpy(std::move(result.position_ids),
+                      {result.shape[0], result.shape[1], result.shape[2]}),
+          MoveToNumpy(std::move(result.mrope_position_deltas), {rows, 1}));
+    });
+  }
+
+  const ModelSpec& spec() const { return service_->spec(); }
+  const PositionPolicy& policy() const { return policy_; }
+  bool float_positions() const { return service_->float_positions(); }
+
+ private:
+  std::shared_ptr<const PositionService> service_;
+  PositionPolicy policy_;
+};
+
+// Qwen2.5-VL's time index reads second_per_grid_ts (HF's name); Omni reads
+// video_second_per_grid.
+bool ReadsSecondPerGridTs(const PositionPolicy& policy) {
+  return policy.video_time == TimeIndex::kTruncateIntervalFirst ||
+         policy.video_time == TimeIndex::kScaleThenTruncate;
+}
+
+constexpr char kPromptArgsDoc[] =
+    "input_ids: [B, L] integers; image_grid_thw and video_grid_thw: [N, 3] (t, h, w) rows for "
+    "the whole batch, row 0 first, or None; attention_mask: [B, L] of 0/1 or None; "
+    "second_per_grid_ts (Qwen2.5-VL) or video_second_per_grid (Omni): one float per video; "
+    "audio_feature_lengths (Omni): mel frames per audio clip; use_audio_in_video (Omni).";
+
+void DefineModule(py::module_& m) {
+  m.doc() = "mrope's C++ position service over numpy arrays (use the `mrope` package).";
+
+  py::class_<Plan>(m, "Plan",
+                   "The planned positions of a prompt: windows, decode steps and cos/sin of it "
+                   "without planning again.")
+      .def("positions", &Plan::Positions, "begin"_a = py::none(), "end"_a = py::none(),
+           "Positions [3, B, L] of the padded batch (padding slots as the model's convention "
+           "has them), or, with begin and end, [3, B, end - begin] of token indices "
+           "[begin, end) of every row's own tokens (padding removed). Indices at or beyond a "
+           "row's length are decode steps: index + the row's delta on every axis.")
+      .def("decode_positions", &Plan::DecodePositions, "steps"_a,
+           "Positions [3, B, steps] of the next `steps` generated tokens, as generate() gives "
+           "them.")
+      .def("cos_sin", &Plan::CosSin, "begin"_a = py::none(), "end"_a = py::none(),
+           "(cos, sin), each [B, W, rotary_dim / 2] float32, of the tokens positions() gives "
+           "for the same arguments (W = L or end - begin). Needs the model's rotary "
+           "parameters.")
+      .def_property_readonly("mrope_position_deltas", &Plan::Deltas,
+                             "[B, 1]: get_rope_index's second return.")
+      .def_property_readonly("rope_deltas", &Plan::RopeDeltas,
+                             "[B, 1]: what generation adds to the cache position (Omni: the "
+                             "deltas less each row's padding).")
+      .def_property_readonly("batch_size", &Plan::batch_size)
+      .def_property_readonly("seq_len", &Plan::seq_len)
+      .def_property_readonly("row_lengths", &Plan::RowLengths,
+                             "Each row's own token count (padding removed).");
+
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model", "A model's position service.")
+      .def_static("load", &Model::Load, "preset_or_path"_a,
+                  "A preset name, an HF config.json, a checkpoint directory or a ModelParams "
+                  "textproto (mrope/service/model_spec.h LoadModelSpec).")
+      .def_static("with_overrides", &Model::WithOverrides, "preset"_a, "overrides_json"_a,
+                  "A preset with the golden files' flat config fields replaced.")
+      .def("plan", &Model::MakePlan, "input_ids"_a, "image_grid_thw"_a = py::none(),
+           "video_grid_thw"_a = py::none(), "attention_mask"_a = py::none(),
+           "second_per_grid_ts"_a = py::none(), "video_second_per_grid"_a = py::none(),
+           "audio_feature_lengths"_a = py::none(), "use_audio_in_video"_a = false,
+           (std::string("Plans a padded batch. ") + kPromptArgsDoc).c_str())
+      .def("get_rope_index", &Model::GetRopeIndex, "input_ids"_a,
+           "image_grid_thw"_a = py::none(), "video_grid_thw"_a = py::none(),
+           "attention_mask"_a = py::none(), "second_per_grid_ts"_a = py::none(),
+           "video_second_per_grid"_a = py::none(), "audio_feature_lengths"_a = py::none(),
+           "use_audio_in_video"_a = false,
+           (std::string("(position_ids [3, B, L], mrope_position_deltas [B, 1]). ") +
+            kPromptArgsDoc)
+               .c_str())
+      .def_property_readonly("name", [](const Model& model) { return model.spec().name; })
+      .def_property_readonly(
+          "family",
+          [](const Model& model) {
+            return std::string(ModelFamilyName(model.spec().positions.family));
+          })
+      .def_property_readonly("float_positions", &Model::float_positions,
+                             "True when positions are float32 (Qwen3-Omni), else int64.")
+      .def_property_readonly("has_audio",
+                             [](const Model& model) { return model.policy().has_audio; })
+      .def_property_readonly(
+          "reads_second_per_grid_ts",
+          [](const Model& model) { return ReadsSecondPerGridTs(model.policy()); })
+      .def_property_readonly(
+          "convention",
+          [](const Model& model) {
+            return model.policy().convention == Convention::kVllm ? "vllm" : "hf";
+          })
+      .def_property_readonly("has_rope",
+                             [](const Model& model) { return model.spec().rope.has_value(); });
+}
+
+}  // namespace
+}  // namespace python
+}  // namespace mrope
+
+PYBIND11_MODULE(_mrope, m) { mrope::python::DefineModule(m); }

@@ -1,0 +1,41 @@
+"""The golden position cases (tests/golden, format qwen-mrope-golden/v2) for the tests."""
+import glob
+import json
+import os
+
+import numpy as np
+
+import mrope
+
+# The repository root: Bazel's test wrapper sets MROPE_REPO_DIR (its runfiles); from a
+# checkout, two levels up.
+REPO_DIR = os.environ.get("MROPE_REPO_DIR",
+                          os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+GOLDEN_DIR = os.path.join(REPO_DIR, "tests", "golden")
+
+
+def load_cases():
+    """Every position case, sorted by path, as (id, case dict)."""
+    cases = []
+    for path in sorted(glob.glob(os.path.join(GOLDEN_DIR, "*", "case_*.json"))):
+        with open(path) as f:
+            case = json.load(f)
+        if case.get("kind") == "position":
+            cases.append((f"{case['model']}/{case['case']}", case))
+    return cases
+
+
+def model_for(case):
+    """The case's model: its preset with the case's config values."""
+    return mrope.Model.from_config(case["model"], overrides=case["config"])
+
+
+def position_dtype(case):
+    """HF's dtype for the case: float32 for float-position models, else int64."""
+    return np.float32 if case["config"].get("position_dtype") == "float32" else np.int64
+
+
+def media_kwargs(case):
+    """The case's inputs other than input_ids and the grids, as get_rope_index keywords."""
+    skip = ("input_ids", "image_grid_thw", "video_grid_thw")
+    return {k: v for k, v in case["inputs"].items() if k not in skip and v is not None}

@@ -1,0 +1,165 @@
+"""The package API: model loading, HF calling conventions, plans, cos/sin and errors."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import golden
+import mrope
+
+VISION_START, VISION_END, IMAGE, VIDEO = 151652, 151653, 151655, 151656
+
+# T3 I1x4x4 T2: text, an image of 4 merged tokens, text (Qwen token ids).
+IMAGE_PROMPT = [[11, 12, 13, VISION_START] + [IMAGE] * 4 + [VISION_END, 14, 15]]
+IMAGE_GRID = [[1, 4, 4]]
+
+
+def test_from_config_reads_hf_config_file_and_checkpoint_dir(tmp_path):
+    published = os.path.join(golden.REPO_DIR, "examples", "configs", "Qwen2-VL-7B-Instruct.json")
+    shutil.copy(published, tmp_path / "config.json")
+    preset = mrope.Model.from_config("qwen2_vl")
+    for model in (mrope.Model.from_config(published), mrope.Model.from_config(tmp_path)):
+        assert model.family == preset.family == "qwen2_vl"
+        for a, b in zip(model.get_rope_index(IMAGE_PROMPT, IMAGE_GRID),
+                        preset.get_rope_index(IMAGE_PROMPT, IMAGE_GRID)):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_get_rope_index_values():
+    positions, deltas = mrope.Model.from_config("qwen2_vl").get_rope_index(
+        np.array(IMAGE_PROMPT), np.array(IMAGE_GRID))
+    np.testing.assert_array_equal(positions[:, 0], [[0, 1, 2, 3, 4, 4, 4, 4, 6, 7, 8],
+                                                    [0, 1, 2, 3, 4, 4, 5, 5, 6, 7, 8],
+                                                    [0, 1, 2, 3, 4, 5, 4, 5, 6, 7, 8]])
+    assert deltas.tolist() == [[-2]]
+
+
+def test_outputs_own_mrope_buffers():
+    positions, deltas = mrope.Model.from_config("qwen2_vl").get_rope_index(IMAGE_PROMPT,
+                                                                            IMAGE_GRID)
+    for array in (positions, deltas):
+        assert not array.flags["OWNDATA"] and array.base is not None  # the capsule
+        assert array.flags["C_CONTIGUOUS"] and array.flags["WRITEABLE"]
+
+
+def test_hf_positional_order_follows_the_family():
+    ids = np.array([[151643, 11, 12, 13]])
+    mask = np.array([[0, 1, 1, 1]])
+    expected = [[1, 0, 1, 2]] * 3
+    # Qwen2-VL: attention_mask 4th; Qwen2.5-VL: second_per_grid_ts 4th, attention_mask 5th;
+    # Omni: attention_mask 4th, use_audio_in_video, audio_seqlens, second_per_grids.
+    calls = [("qwen2_vl", (mask,)), ("qwen2_5_vl", (None, mask)),
+             ("qwen2_5_omni", (mask, False, None, None))]
+    for preset, args in calls:
+        positions, _ = mrope.Model.from_config(preset).get_rope_index(ids, None, None, *args)
+        np.testing.assert_array_equal(positions[:, 0], expected)
+
+
+def test_omni_argument_spellings_agree():
+    model = mrope.Model.from_config("qwen2_5_omni")
+    case = next(c for _, c in golden.load_cases()
+                if c["model"] == "qwen2_5_omni" and c["inputs"].get("use_audio_in_video"))
+    inputs = case["inputs"]
+    grids = (inputs["input_ids"], inputs.get("image_grid_thw"), inputs["video_grid_thw"])
+    mask = inputs["attention_mask"]
+    ours = model.get_rope_index(
+        *grids, attention_mask=mask, use_audio_in_video=True,
+        audio_feature_lengths=inputs["audio_feature_lengths"],
+        video_second_per_grid=inputs["video_second_per_grid"])
+    hf = model.get_rope_index(*grids, mask, True, np.array(inputs["audio_feature_lengths"]),
+                              np.array(inputs["video_second_per_grid"], dtype=np.float32))
+    for a, b, expected in zip(ours, hf, (case["outputs"]["position_ids"],
+                                         case["outputs"]["mrope_position_deltas"])):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a.reshape(np.shape(expected)), expected)
+
+
+def test_plan_windows_match_the_whole_prompt():
+    model = mrope.Model.from_config("qwen2_5_vl")
+    plan = model.plan(IMAGE_PROMPT, IMAGE_GRID)
+    whole = plan.positions()
+    assert plan.batch_size == 1 and plan.seq_len == 11 and plan.row_lengths == [11]
+    chunks = [plan.positions(b, min(b + 4, 11)) for b in range(0, 11, 4)]
+    np.testing.assert_array_equal(np.concatenate(chunks, axis=2), whole)
+    decode = plan.positions(11, 14)
+    np.testing.assert_array_equal(decode, plan.decode_positions(3))
+    np.testing.assert_array_equal(decode[0, 0], 11 + plan.mrope_position_deltas[0, 0]
+                                  + np.arange(3))
+
+
+def test_cos_sin_of_text_positions():
+    model = mrope.Model.from_config("qwen2_vl")  # theta 1e6, head_dim 128
+    plan = model.plan([[11, 12, 13]])
+    cos, sin = plan.cos_sin()
+    assert cos.shape == sin.shape == (1, 3, 64) and cos.dtype == np.float32
+    # Text tokens share one position on all axes: pair i rotates by p * theta^(-2i/128).
+    inv_freq = 1.0 / (1e6 ** (np.arange(0, 128, 2) / 128))
+    angles = np.arange(3)[:, None] * inv_freq[None, :]
+    np.testing.assert_allclose(cos[0], np.cos(angles), rtol=0, atol=2e-7)
+    np.testing.assert_allclose(sin[0], np.sin(angles), rtol=0, atol=2e-7)
+    window_cos, _ = plan.cos_sin(1, 3)
+    np.testing.assert_array_equal(window_cos, cos[:, 1:3])
+
+
+def test_model_is_immutable():
+    model = mrope.Model.from_config("qwen3_vl")
+    with pytest.raises(AttributeError):
+        model.family = "qwen2_vl"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: mrope.Model.from_config("no_such_model"), "no_such_model"),
+    (lambda m: m.get_rope_index([[11, 12, VISION_START]]), "row 0, token 2"),
+    (lambda m: m.get_rope_index(IMAGE_PROMPT), "image_grid_thw"),
+    (lambda m: m.get_rope_index(IMAGE_PROMPT, [[1, 4, 4], [1, 2, 2]]), "image_grid_thw"),
+    (lambda m: m.get_rope_index(IMAGE_PROMPT, [[1, 4]]), "image_grid_thw: expected [N, 3]"),
+    (lambda m: m.get_rope_index([11, 12]), "input_ids: expected a 2-D"),
+    (lambda m: m.get_rope_index([["a", "b"]]), "input_ids"),
+    (lambda m: m.get_rope_index([[1.5, 2.0]]), "input_ids: expected integers"),
+    (lambda m: m.get_rope_index([[11, -5]]), "-5"),
+    (lambda m: m.get_rope_index([[11, 12]], attention_mask=[[1]]), "attention_mask"),
+    (lambda m: m.get_rope_index([[11, 12]], attention_mask=[[1, 7]]), "7"),
+    (lambda m: mrope.Model.from_config("qwen2_5_vl").get_rope_index(
+        [[11, 12]], video_second_per_grid=[1.0]), "video_second_per_grid is not read"),
+    (lambda m: m.plan([[11, 12]]).positions(0), "give both begin and end"),
+    (lambda m: m.plan([[11, 12]]).positions(2, 1), "window [2, 1)"),
+    (lambda m: m.plan([[11, 12]]).decode_positions(0), "steps must be >= 1"),
+])
+def test_bad_input_raises_value_error_with_mrope_message(call, message):
+    model = mrope.Model.from_config("qwen2_vl")
+    with pytest.raises(ValueError) as error:
+        call(model)
+    assert message in str(error.value)
+
+
+def test_bad_arguments_raise_type_error():
+    model = mrope.Model.from_config("qwen2_vl")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'mask'"):
+        model.get_rope_index([[11]], mask=[[1]])
+    with pytest.raises(TypeError, match="multiple values for argument 'attention_mask'"):
+        model.get_rope_index([[11]], None, None, [[1]], attention_mask=[[1]])
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        model.get_rope_index([[11]], None, None, [[1]], [[1]])
+
+
+class DlpackOnly:
+    """An array-like that offers DLPack and no __array__ (as GPU array libraries do)."""
+
+    def __init__(self, array):
+        self._array = np.ascontiguousarray(array)
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_inputs():
+    model = mrope.Model.from_config("qwen2_vl")
+    ours = model.get_rope_index(DlpackOnly(np.array(IMAGE_PROMPT)),
+                                DlpackOnly(np.array(IMAGE_GRID)))
+    for a, b in zip(ours, model.get_rope_index(IMAGE_PROMPT, IMAGE_GRID)):
+        assert type(a) is np.ndarray
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,46 @@
+"""Every golden position case through the Python API, bit-exact in values, dtypes and shapes."""
+import numpy as np
+import pytest
+
+import golden
+
+CASES = golden.load_cases()
+
+
+def test_cases_found():
+    assert len(CASES) >= 300, golden.GOLDEN_DIR
+
+
+@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_get_rope_index(case):
+    model = golden.model_for(case)
+    inputs, outputs = case["inputs"], case["outputs"]
+    dtype = golden.position_dtype(case)
+    batch, length = case["batch_size"], case["seq_len"]
+
+    positions, deltas = model.get_rope_index(
+        np.array(inputs["input_ids"], dtype=np.int64), inputs.get("image_grid_thw"),
+        inputs.get("video_grid_thw"), **golden.media_kwargs(case))
+
+    assert positions.dtype == dtype and deltas.dtype == dtype
+    assert positions.shape == (3, batch, length) and deltas.shape == (batch, 1)
+    np.testing.assert_array_equal(positions, np.array(outputs["position_ids"], dtype=dtype))
+    np.testing.assert_array_equal(
+        deltas, np.array(outputs["mrope_position_deltas"], dtype=dtype).reshape(batch, 1))
+
+
+@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_plan_decode_positions(case):
+    model = golden.model_for(case)
+    inputs = case["inputs"]
+    dtype = golden.position_dtype(case)
+    plan = model.plan(inputs["input_ids"], inputs.get("image_grid_thw"),
+                      inputs.get("video_grid_thw"), **golden.media_kwargs(case))
+    decode = plan.decode_positions(3)
+    assert decode.dtype == dtype
+    np.testing.assert_array_equal(
+        decode, np.array(case["outputs"]["decode_position_ids"], dtype=dtype))
+    if "rope_deltas_thinker" in case["outputs"]:
+        np.testing.assert_array_equal(
+            plan.rope_deltas.ravel(),
+            np.array(case["outputs"]["rope_deltas_thinker"], dtype=dtype))
