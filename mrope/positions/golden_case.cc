@@ -9,6 +9,7 @@
 #include "mrope/common/json.h"
 #include "mrope/common/json_writer.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/model_family.h"
 
 namespace mrope {
 namespace {
@@ -62,14 +63,10 @@ absl::StatusOr<std::vector<float>> ReadSeconds(const Value& inputs, absl::string
 absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view model,
                                                     const Value& config) {
   MROPE_ASSIGN_OR_RETURN(ModelConfig out, PresetConfig(model));
-  SpecialTokens& ids = out.tokens;
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "image_token_id", ids.image));
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "video_token_id", ids.video));
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "vision_start_token_id", ids.vision_start));
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "vision_end_token_id", ids.vision_end));
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "audio_token_id", ids.audio));
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "audio_start_token_id", ids.audio_start));
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "audio_end_token_id", ids.audio_end));
+  for (const TokenKey& key : FamilyInfo(out.family).token_keys) {
+    MROPE_RETURN_IF_ERROR(
+        ReadOptionalInt(config, absl::StrCat(key.hf_name, "_token_id"), out.tokens.*key.field));
+  }
   int64_t merge = out.spatial_merge_size;
   MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "spatial_merge_size", merge));
   if (merge < 1 || merge > 64) {

@@ -108,22 +108,18 @@ absl::Status ExplainRow(const SequencePositions& seq, std::string& out) {
 
 // The model parameters that shape video and audio time positions.
 std::string TimeScale(const ModelConfig& config) {
-  switch (config.family) {
-    case ModelFamily::kQwen2_5Vl:
-      return absl::StrCat(
-          " (video t = ",
-          config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst
-              ? "k * trunc(s/grid) * "
-              : "trunc(k * s/grid * ",
-          config.tokens_per_second,
-          config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst ? "" : ")",
-          " for temporal grid k)");
-    case ModelFamily::kQwen2_5Omni:
-    case ModelFamily::kQwen3Omni:
-      return absl::StrCat(" (", config.position_id_per_seconds, " positions per second)");
-    case ModelFamily::kQwen2Vl:
-    case ModelFamily::kQwen3Vl:
-      break;
+  const PositionPolicy policy = PolicyFor(config);
+  if (UsesTokensPerSecond(policy)) {
+    const bool interval_first = policy.video_time == TimeIndex::kTruncateIntervalFirst;
+    return absl::StrCat(" (video t = ", interval_first ? "k * trunc(s/grid) * " : "trunc(k * s/grid * ",
+                        config.tokens_per_second, interval_first ? "" : ")",
+                        " for temporal grid k)");
+  }
+  if (UsesPositionIdPerSeconds(policy)) {
+    return absl::StrCat(" (", config.position_id_per_seconds, " positions per second)");
+  }
+  if (policy.video_marking == VideoMarking::kImageTokensInVideoBrackets) {
+    return " (each video frame is a block at t = its start; time shows only as text between frames)";
   }
   return "";
 }
