@@ -423,8 +423,9 @@ void RunBatch(const ModelConfig& config, const PositionLimits& limits, uint8_t f
   for (Grid& g : media.video_grid_thw) g = ReadGrid(in);
   std::vector<float> seconds(in.Byte() % 17);
   for (float& s : seconds) s = Seconds(in);
-  (config.family == ModelFamily::kQwen2_5Vl ? media.second_per_grid_ts
-                                            : media.video_second_per_grid) = seconds;
+  (PolicyFor(config).seconds_list == SecondsList::kSecondPerGridTs
+       ? media.second_per_grid_ts
+       : media.video_second_per_grid) = seconds;
   media.audio_feature_lengths.resize(in.Byte() % 16);
   for (int64_t& a : media.audio_feature_lengths) a = in.Wide();
 

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/proto_convert.h"
-#include "tests/service/service_testing.h"
+#include "tests/testing/golden_cases.h"
 
 namespace mrope {
 namespace {
@@ -18,7 +18,7 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 std::string Explain(const std::string& model, const std::string& file) {
-  const testing::GoldenServiceCase c = ReadGoldenCase(model, file);
+  const testing::GoldenCase c = ReadGoldenCase(model, file);
   auto service = PositionService::Create(c.model);
   EXPECT_TRUE(service.ok()) << service.status();
   auto prompt = PromptFromProto(c.request);

@@ -1,5 +1,7 @@
-#ifndef MROPE_TESTS_POSITIONS_TEST_UTIL_H_
-#define MROPE_TESTS_POSITIONS_TEST_UTIL_H_
+#ifndef MROPE_TESTS_TESTING_POSITIONS_TESTING_H_
+#define MROPE_TESTS_TESTING_POSITIONS_TESTING_H_
+
+// Building and reading positions in tests: presets, sequences from spans, windows as vectors.
 
 #include <cstdint>
 #include <string>
@@ -48,4 +50,4 @@ inline SequencePositions Build(absl::string_view preset, std::vector<Span> spans
 
 }  // namespace mrope
 
-#endif  // MROPE_TESTS_POSITIONS_TEST_UTIL_H_
+#endif  // MROPE_TESTS_TESTING_POSITIONS_TESTING_H_
