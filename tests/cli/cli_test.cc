@@ -252,6 +252,12 @@ TEST(CliTest, UsageErrors) {
   EXPECT_THAT(run.err, HasSubstr("--convention must be hf or vllm"));
   run = RunMrope("--help");
   EXPECT_THAT(run.out + run.err, HasSubstr("usage: mrope <command> [flags]"));
+  EXPECT_THAT(run.out + run.err,
+              HasSubstr("presets (--config):\n  qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, "
+                        "qwen2_5_vl_vllm, qwen3_vl, qwen2_5_omni, qwen3_omni, glm4v, glm4v_moe"));
+  run = RunMrope("positions --request=x");
+  EXPECT_THAT(run.err, HasSubstr("--config is required: a preset (qwen2_vl, "));
+  EXPECT_THAT(run.err, HasSubstr("glm4v, glm4v_moe) or a model's config.json"));
 }
 
 }  // namespace

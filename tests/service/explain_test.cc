@@ -66,5 +66,18 @@ TEST(ExplainTest, FloatPositions) {
   EXPECT_THAT(table, HasSubstr("generation continues at 52.666668"));
 }
 
+// GLM: each frame is a block at T = its start (README quirk G3 example glm4v/case_029,
+// `C4 T26 Vopen2x28x8@ts0,1`: ends at (49, 62, 52), decodes at 63).
+TEST(ExplainTest, GlmVideoFrames) {
+  const std::string table = Explain("glm4v", "case_029.json");
+  EXPECT_THAT(table, HasSubstr("glm4v (each video frame is a block at t = its start; time shows "
+                               "only as text between frames)"));
+  EXPECT_THAT(table, ContainsRegex("1 +video frame +31\\.\\.88 +1x28x8 +1x14x4 +- +32 +"
+                                   "32\\.\\.45 +32\\.\\.35 +47"));
+  EXPECT_THAT(table, ContainsRegex("3 +video frame \\(open\\) +90\\.\\.146 .* 49 +49\\.\\.62 +"
+                                   "49\\.\\.52 +63"));
+  EXPECT_THAT(table, HasSubstr("generation continues at 63"));
+}
+
 }  // namespace
 }  // namespace mrope
