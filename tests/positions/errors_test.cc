@@ -24,14 +24,6 @@ constexpr int64_t kImage = 151655;
 constexpr int64_t kVideo = 151656;
 constexpr int64_t kText = 100;
 
-PromptBatch OneRow(std::vector<int64_t> ids) {
-  PromptBatch batch;
-  batch.batch_size = 1;
-  batch.seq_len = static_cast<int64_t>(ids.size());
-  batch.input_ids = std::move(ids);
-  return batch;
-}
-
 // `<vision_start>` + n image tokens + `<vision_end>`.
 std::vector<int64_t> ImageBlock(int n, int64_t media = kImage) {
   std::vector<int64_t> ids = {kVisionStart};

@@ -48,14 +48,6 @@ void Video(std::vector<int64_t>& ids, int frames, int tokens) {
   ids.push_back(kVideoEnd);
 }
 
-PromptBatch OneRow(std::vector<int64_t> ids) {
-  PromptBatch batch;
-  batch.batch_size = 1;
-  batch.seq_len = static_cast<int64_t>(ids.size());
-  batch.input_ids = std::move(ids);
-  return batch;
-}
-
 std::string Plan(const PromptBatch& batch, absl::string_view preset = "glm4v") {
   return std::string(PlanBatch(Preset(preset), batch).status().message());
 }

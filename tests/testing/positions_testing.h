@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "mrope/positions/batch.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/sequence_positions.h"
 
@@ -40,6 +42,15 @@ Axes<T> Window(const SequencePositions& seq, int64_t begin, int64_t end) {
 template <typename T = int64_t>
 Axes<T> AllPositions(const SequencePositions& seq) {
   return Window<T>(seq, 0, seq.num_tokens());
+}
+
+// A batch of one unpadded row of token ids (media lists left for the caller).
+inline PromptBatch OneRow(std::vector<int64_t> ids) {
+  PromptBatch batch;
+  batch.batch_size = 1;
+  batch.seq_len = static_cast<int64_t>(ids.size());
+  batch.input_ids = std::move(ids);
+  return batch;
 }
 
 inline SequencePositions Build(absl::string_view preset, std::vector<Span> spans) {
