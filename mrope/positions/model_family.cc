@@ -7,13 +7,11 @@
 namespace mrope {
 namespace {
 
-const std::vector<TokenKey>& QwenVisionKeys() {
-  static const auto* const kKeys = new std::vector<TokenKey>{
-      {"image", &SpecialTokens::image},
-      {"video", &SpecialTokens::video},
-      {"vision_start", &SpecialTokens::vision_start},
-      {"vision_end", &SpecialTokens::vision_end}};
-  return *kKeys;
+std::vector<TokenKey> QwenVisionKeys() {
+  return {{"image", &SpecialTokens::image},
+          {"video", &SpecialTokens::video},
+          {"vision_start", &SpecialTokens::vision_start},
+          {"vision_end", &SpecialTokens::vision_end}};
 }
 
 std::vector<TokenKey> OmniKeys() {
@@ -77,6 +75,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     ModelFamilyInfo r = Row(ModelFamily::kQwen2Vl, "qwen2_vl", "Qwen/Qwen2-VL-7B-Instruct",
                             QwenTokens());
     r.hf_model_types = {{"qwen2_vl", ""}};
+    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
     r.supports_vllm = true;
     rows.push_back(r);
   }
@@ -85,6 +84,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             "Qwen/Qwen2.5-VL-7B-Instruct", QwenTokens());
     r.hf_model_types = {{"qwen2_5_vl", ""}};
     r.preset.tokens_per_second = 2;
+    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
     r.policy.image_time = TimeIndex::kZero;
     r.policy.video_time = TimeIndex::kScaleThenTruncate;
     r.policy.seconds_list = SecondsList::kSecondPerGridTs;
@@ -110,6 +110,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.token_keys = OmniKeys();
     r.preset.position_id_per_seconds = 25;
     r.preset.seconds_per_chunk = 2;
+    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
     r.policy.image_time = TimeIndex::kScaledFrame;
     r.policy.video_time = TimeIndex::kSecondsTruncatedFloat32;
     r.policy.seconds_list = SecondsList::kVideoSecondPerGrid;

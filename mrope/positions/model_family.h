@@ -30,13 +30,14 @@ struct TokenKey {
   int64_t SpecialTokens::*field;
 };
 
-// Rotary values of the published checkpoint (what the preset's cos/sin use).
+// Rotary values of the published checkpoint (what the preset's cos/sin use; the rotary layout
+// of partial-rotary models is the rotary library's, mrope/rotary).
 struct RopePreset {
-  int32_t head_dim = 128;
-  double theta = 1e6;
-  std::array<int32_t, 3> mrope_section = {16, 24, 24};
+  int32_t head_dim = 0;
+  double theta = 0;
+  std::array<int32_t, 3> mrope_section = {0, 0, 0};
   bool interleaved = false;
-  double partial_rotary_factor = 1.0;
+  double partial_rotary_factor = 1.0;  // rotary_dim = int(head_dim * factor)
 };
 
 // A preset other than the row's own: the row's values with another convention or rounding.
