@@ -263,6 +263,32 @@ TEST(PositionServiceTest, ExplicitSpansMatchTokenIds) {
               ElementsAre(from_tokens.mrope_position_deltas().int64_values(0), 0));
 }
 
+// A GLM video as spans: text, then per frame a one-frame VIDEO span with the timestamp text
+// after it (tests/golden/README.md example glm4v/case_001, `T28 V3x22x34@ts0,1,2 T10`).
+TEST(PositionServiceTest, GlmVideoAsSpansMatchesTheGoldenCase) {
+  const GoldenCase c = ReadGoldenCase("glm4v", "case_001.json");
+  const PositionService service = MakeService(c.model);
+  auto spans = PositionRequestFromTextproto(R"pb(
+    sequences {
+      spans { kind: TEXT text_tokens: 29 }
+      spans { kind: VIDEO grid { t: 1 h: 22 w: 34 } }
+      spans { kind: TEXT text_tokens: 1 }
+      spans { kind: VIDEO grid { t: 1 h: 22 w: 34 } }
+      spans { kind: TEXT text_tokens: 1 }
+      spans { kind: VIDEO grid { t: 1 h: 22 w: 34 } }
+      spans { kind: TEXT text_tokens: 12 }
+    }
+    options { decode_steps: 3 }
+  )pb");
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  const PositionResponse response = Handle(service, *spans);
+  std::vector<int64_t> shape;
+  EXPECT_EQ(ArrayValues(response.position_ids()),
+            OutputValues(c.outputs, "position_ids", &shape));
+  EXPECT_EQ(ArrayValues(response.decode_position_ids()),
+            OutputValues(c.outputs, "decode_position_ids", &shape));
+}
+
 // int32 output refuses values above INT32_MAX; int64 holds them.
 TEST(PositionServiceTest, Int32RefusesTooLargeValues) {
   auto spec = PresetModelSpec("qwen2_5_vl");
