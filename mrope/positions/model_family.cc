@@ -169,6 +169,13 @@ const ModelFamilyInfo& FamilyInfo(ModelFamily family) {
   return ModelFamilies()[static_cast<size_t>(family)];
 }
 
+absl::string_view TokenName(ModelFamily family, int64_t SpecialTokens::*field) {
+  for (const TokenKey& key : FamilyInfo(family).token_keys) {
+    if (key.field == field) return key.hf_name;
+  }
+  return "token";  // a field the family does not read
+}
+
 std::vector<std::string> FamilyNames() {
   std::vector<std::string> names;
   for (const ModelFamilyInfo& row : ModelFamilies()) names.emplace_back(row.name);

@@ -67,6 +67,11 @@ const std::vector<ModelFamilyInfo>& ModelFamilies();
 // The row of `family`.
 const ModelFamilyInfo& FamilyInfo(ModelFamily family);
 
+// The HF name of a token field for `family` ("image_start" for GLM's vision_start), as its
+// config.json spells it without the _token_id suffix ("token" for a field the family does not
+// read).
+absl::string_view TokenName(ModelFamily family, int64_t SpecialTokens::*field);
+
 // Family names, and every preset name (families and their variants), in table order.
 std::vector<std::string> FamilyNames();
 std::vector<std::string> PresetNames();

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/positions/fill_kernels.h"
+#include "mrope/positions/model_family.h"
 
 namespace mrope {
 namespace {
@@ -203,14 +204,15 @@ class RowScanner {
   absl::StatusOr<int64_t> ScanVisionBlock(int64_t i) {
     const int64_t n = tokens_.size();
     if (i + 1 >= n) {
-      return RowError(row_, i, "row ends in vision_start (a block with no media tokens)");
+      return RowError(row_, i,
+                      absl::StrCat("row ends in ", start_name_, " (a block with no media tokens)"));
     }
     const int64_t next = tokens_[i + 1];
     if (next == ids_.image) return video_open_ ? ScanBracketedFrame(i) : ScanImage(i);
     if (next == ids_.video && !bracketed_videos_) return ScanVideo(i);
     if (policy_.has_audio && next == ids_.audio_start) return ScanAudioInVideo(i);
     return RowError(row_, i + 1,
-                    absl::StrCat("vision_start must be followed by an image",
+                    absl::StrCat(start_name_, " must be followed by an image",
                                  bracketed_videos_ ? "" : " or video",
                                  policy_.has_audio ? " token (or audio_start for audio-in-video)"
                                                    : " token",
@@ -416,6 +418,9 @@ class RowScanner {
   const int64_t row_;
   const bool bracketed_videos_ =
       policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets;
+  // The block start marker as the family's config names it (vision_start, GLM's image_start).
+  const absl::string_view start_name_ =
+      TokenName(config_.family, &SpecialTokens::vision_start);
   bool video_open_ = false;  // bracketed videos: between video_start and video_end
   int64_t video_start_index_ = 0;
   std::vector<Span> spans_;

@@ -109,7 +109,7 @@ TEST(Glm, Glm45vUsesItsOwnImageId) {
   batch.media.image_grid_thw = {{1, 4, 4}};
   EXPECT_EQ(Plan(batch, "glm4v_moe"), "");
   EXPECT_THAT(Plan(batch, "glm4v"),
-              HasSubstr("row 0, token 2: vision_start must be followed by an image token, "
+              HasSubstr("row 0, token 2: image_start must be followed by an image token, "
                         "found 151363"));
 }
 
@@ -209,7 +209,7 @@ TEST(Glm, VideoTokenIdInThePrompt) {
   EXPECT_THAT(Plan(batch), HasSubstr("row 0, token 1: video_token_id 151344 in the prompt: "
                                      "glm4v writes video frames with image_token_id 151343"));
   batch = OneRow({kImageStart, kVideo, kImageEnd});
-  EXPECT_THAT(Plan(batch), HasSubstr("vision_start must be followed by an image token, found "
+  EXPECT_THAT(Plan(batch), HasSubstr("image_start must be followed by an image token, found "
                                      "151344"));
 }
 
