@@ -28,7 +28,11 @@ absl::Status ReadOptionalDouble(const Value& object, absl::string_view key, doub
   return absl::OkStatus();
 }
 
-absl::Status ApplyFlatConfig(const Value& config, ModelConfig& out) {
+}  // namespace
+
+absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
+                                                    const Value& config) {
+  MROPE_ASSIGN_OR_RETURN(ModelConfig out, PresetConfig(preset));
   for (const TokenKey& key : FamilyInfo(out.family).token_keys) {
     MROPE_RETURN_IF_ERROR(
         ReadOptionalInt(config, absl::StrCat(key.hf_name, "_token_id"), out.tokens.*key.field));
@@ -56,18 +60,17 @@ absl::Status ApplyFlatConfig(const Value& config, ModelConfig& out) {
           "got '", rounding, "'"));
     }
   }
-  return ValidateModelConfig(out);
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(out));
+  return out;
 }
-
-}  // namespace
 
 absl::StatusOr<ModelSpec> ModelSpecFromCase(const Value& doc) {
   MROPE_ASSIGN_OR_RETURN(const Value* model, GetField(doc, "model", "case"));
   MROPE_ASSIGN_OR_RETURN(const std::string name, AsString(*model, "model"));
   MROPE_ASSIGN_OR_RETURN(ModelSpec spec, PresetModelSpec(name));
-  if (const Value* config = FindField(doc, "config")) {
-    MROPE_RETURN_IF_ERROR(ApplyFlatConfig(*config, spec.positions));
-  }
+  const Value* config = FindField(doc, "config");
+  MROPE_ASSIGN_OR_RETURN(spec.positions,
+                         ModelConfigFromFlatJson(name, config != nullptr ? *config : Value()));
   return spec;
 }
 
