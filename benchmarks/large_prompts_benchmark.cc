@@ -33,9 +33,12 @@
 #include "benchmark/benchmark.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/golden_case.h"
+#include "mrope/common/json_reader.h"
 #include "mrope/positions/sequence_positions.h"
+#include "mrope/service/case_model.h"
 #include "mrope/service/position_service.h"
+#include "mrope/service/proto_convert.h"
+#include "mrope/service/request_io.h"
 
 namespace mrope {
 namespace {
@@ -58,12 +61,14 @@ std::string PerfDir() {
 
 // Reads one case and checks the token-id path against its golden positions.
 absl::StatusOr<LargePrompt> LoadPrompt(const std::filesystem::path& file) {
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value doc, ReadJsonFile(file.string()));
-  MROPE_ASSIGN_OR_RETURN(PositionCase c, PositionCaseFromJson(doc));
-  MROPE_ASSIGN_OR_RETURN(PositionService service,
-                         PositionService::Create(ModelSpec{c.model, c.config, std::nullopt}));
+  MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(file.string()));
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value doc, ParseJson(text));
+  MROPE_ASSIGN_OR_RETURN(ModelSpec model, ModelSpecFromCase(doc));
+  model.rope.reset();  // positions only
+  MROPE_ASSIGN_OR_RETURN(const PositionRequest request, PositionRequestFromJson(text));
+  MROPE_ASSIGN_OR_RETURN(PositionService service, PositionService::Create(std::move(model)));
   LargePrompt prompt{file.stem().string(), std::move(service)};
-  prompt.token_ids.batch = std::move(c.batch);
+  MROPE_ASSIGN_OR_RETURN(prompt.token_ids, PromptFromProto(request));
   MROPE_ASSIGN_OR_RETURN(const BatchPlan plan, prompt.service.Plan(prompt.token_ids));
   for (const SequencePositions& row : plan.rows) {
     std::vector<Span> spans;

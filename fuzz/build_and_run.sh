@@ -30,8 +30,8 @@ done
 shift $((OPTIND - 1))
 
 # Library sources per target (the fuzz target's own .cc is fuzz/TARGET.cc).
-POSITIONS="mrope/positions/batch.cc mrope/positions/model_config.cc mrope/positions/scanner.cc
-  mrope/positions/sequence_positions.cc mrope/positions/span.cc"
+POSITIONS="mrope/positions/batch.cc mrope/positions/model_config.cc mrope/positions/model_family.cc
+  mrope/positions/scanner.cc mrope/positions/sequence_positions.cc mrope/positions/span.cc"
 JSON="mrope/common/json.cc mrope/common/json_reader.cc mrope/common/json_writer.cc"
 ROTARY="mrope/rotary/rope_params.cc mrope/rotary/rope_config.cc mrope/rotary/axis_map.cc"
 SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc
@@ -40,7 +40,7 @@ SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_tab
   $WORK/gen/proto/mrope.pb.cc"
 declare -A SOURCES=(
   [positions_fuzzer]="$POSITIONS"
-  [request_json_fuzzer]="$POSITIONS $JSON mrope/positions/golden_case.cc"
+  [request_json_fuzzer]="$SERVICE mrope/service/case_model.cc mrope/service/response_json.cc"
   [service_request_fuzzer]="$SERVICE"
   [config_json_fuzzer]="$SERVICE"
   [rope_params_fuzzer]="mrope/rotary/rope_params.cc mrope/rotary/axis_map.cc"

@@ -32,15 +32,16 @@ CORPUS = ROOT / "fuzz" / "corpus"
 MAX_JSON_SEED = 16 << 10
 MAX_SEED_TOKENS = 1 << 13  # kMaxBuiltTokens of positions_fuzzer.cc
 
-# Must match fuzz/positions_fuzzer.cc.
+# Preset bytes: indices into PresetNames() (mrope/positions/model_family.h), which the fuzzers read.
 PRESETS = {"qwen2_vl": 0, "qwen2_5_vl": 2, "qwen2_5_vl_vllm": 3, "qwen3_vl": 4,
-           "qwen2_5_omni": 5, "qwen3_omni": 6}
+           "qwen2_5_omni": 5, "qwen3_omni": 6, "glm4v": 7}
 FLAG_AUDIO_IN_VIDEO = 1 << 6
 SECONDS = [0.2, 0.25, 1 / 3, 0.4, 0.5, 0.7, 0.9, 1.0, 4 / 3, 1.4, 1.5, 1.8, 2.0, 2.5, 0.0, 13.0,
            25.0, 1e-3]
 OP_TEXT_RUN, OP_VISION_START, OP_VISION_END = 1, 2, 3
 OP_IMAGE_RUN, OP_VIDEO_RUN = 4, 5
 OP_AUDIO_START, OP_AUDIO_END, OP_AUDIO_RUN = 6, 7, 8
+OP_VIDEO_START, OP_VIDEO_END = 15, 15 | 1 << 4  # op 15; arg bit 0 picks the end marker
 WINDOW_CHOICES = bytes(range(7, 7 + 48))
 
 
@@ -71,10 +72,13 @@ def seconds(x):
 def runs(tokens, ids):
     """Run-length ops of one row's real tokens."""
     ops = []
-    special = {ids["vision_start_token_id"]: OP_VISION_START,
-               ids["vision_end_token_id"]: OP_VISION_END,
+    # GLM's image_start/image_end are mrope's vision markers.
+    special = {ids.get("vision_start_token_id", ids.get("image_start_token_id")): OP_VISION_START,
+               ids.get("vision_end_token_id", ids.get("image_end_token_id")): OP_VISION_END,
                ids.get("audio_start_token_id"): OP_AUDIO_START,
-               ids.get("audio_end_token_id"): OP_AUDIO_END}
+               ids.get("audio_end_token_id"): OP_AUDIO_END,
+               ids.get("video_start_token_id"): OP_VIDEO_START,
+               ids.get("video_end_token_id"): OP_VIDEO_END}
     run_ops = {ids["image_token_id"]: OP_IMAGE_RUN, ids["video_token_id"]: OP_VIDEO_RUN,
                ids.get("audio_token_id"): OP_AUDIO_RUN}
     i = 0
@@ -139,11 +143,11 @@ def positions_seed(case):
     return bytes(out) + WINDOW_CHOICES
 
 
-# service_request_fuzzer: preset byte (its kPresets), encoding byte (0 JSON, 1 text, 2 binary).
+# service_request_fuzzer: preset byte (PresetNames() order), encoding byte (0 JSON, 1 text, 2 binary).
 SERVICE_PRESETS = ["qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm", "qwen3_vl",
-                   "qwen2_5_omni", "qwen3_omni"]
+                   "qwen2_5_omni", "qwen3_omni", "glm4v", "glm4v_moe"]
 GOLDEN_TO_SERVICE = {"qwen2_vl": 0, "qwen2_5_vl": 2, "qwen2_5_vl_vllm": 3, "qwen3_vl": 4,
-                     "qwen2_5_omni": 5, "qwen3_omni": 6}
+                     "qwen2_5_omni": 5, "qwen3_omni": 6, "glm4v": 7}
 VS, VE, IMG, VID = 151652, 151653, 151655, 151656
 TEXTPROTO_REQUESTS = [
     f"inputs {{ input_ids {{ ids: [1, 2, {VS}, {IMG}, {VE}, 3] }} "
@@ -267,7 +271,7 @@ def main():
     dirs = {name: reset(name) for name in (
         "positions_fuzzer", "request_json_fuzzer", "service_request_fuzzer",
         "config_json_fuzzer", "rope_params_fuzzer", "kernel_args_fuzzer")}
-    for path in sorted(GOLDEN.glob("qwen*/case_*.json")):
+    for path in sorted([*GOLDEN.glob("qwen*/case_*.json"), *GOLDEN.glob("glm4v/case_*.json")]):
         case = json.loads(path.read_text())
         name = f"{path.parent.name}_{path.stem}"
         seed = positions_seed(case)

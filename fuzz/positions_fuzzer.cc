@@ -13,7 +13,7 @@
 //   * a batch's padding slots hold the family's pad value and its decode positions agree.
 //
 // Input format (fuzz/make_seeds.py writes it; reads past the end give zeros):
-//   preset byte (% 7, kPresets), flags byte (kFlag*),
+//   preset byte (% the number of presets, in PresetNames() order), flags byte (kFlag*),
 //   [merge byte]             if kFlagMerge: spatial_merge_size = 1 + byte % 4
 //   [3 x Seconds]            if kFlagScales: tokens_per_second, position_id_per_seconds,
 //                            seconds_per_chunk
@@ -41,6 +41,7 @@
 #include "mrope/positions/batch.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/positions/model_family.h"
 #include "mrope/positions/scanner.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
@@ -48,9 +49,6 @@
 namespace mrope {
 namespace fuzz {
 namespace {
-
-constexpr const char* kPresets[] = {"qwen2_vl",     "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm",
-                                    "qwen3_vl",     "qwen2_5_omni", "qwen3_omni"};
 
 constexpr uint8_t kFlagMerge = 1 << 0;
 constexpr uint8_t kFlagScales = 1 << 1;
@@ -269,7 +267,9 @@ class RowBuilder {
       case 12: return VideoBlock(ids, mask, (arg & 1) != 0);
       case 13: return AudioBlock(ids, mask);
       case 14: return AudioInVideoBlock(ids, mask, (arg & 1) != 0);
-      default: return Emit(ids, mask, kTextId, 0);
+      default:  // GLM's video brackets (nothing for families without them)
+        return Emit(ids, mask, (arg & 1) != 0 ? t.video_end : t.video_start,
+                    t.video_start >= 0 ? 1 : 0);
     }
   }
 
@@ -301,6 +301,9 @@ class RowBuilder {
   void VideoBlock(std::vector<int64_t>& ids, std::vector<int64_t>& mask, bool open) {
     const SpecialTokens& t = config_.tokens;
     Grid g = video_ < media_.video_grid_thw.size() ? media_.video_grid_thw[video_] : Grid{1, 2, 2};
+    if (policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets) {
+      return BracketedVideo(ids, mask, g, open);
+    }
     if (policy_.video_frames_as_blocks && g.t > 1) {
       if (++frame_ >= g.t) {
         frame_ = 0;
@@ -313,6 +316,24 @@ class RowBuilder {
     Emit(ids, mask, t.vision_start, 1);
     Emit(ids, mask, t.video, GridTokens(g));
     if (!open) Emit(ids, mask, t.vision_end, 1);
+  }
+
+  // GLM: <video_start>, per frame <vision_start> image tokens <vision_end> and a timestamp,
+  // <video_end>; open ends on the last frame's last token.
+  void BracketedVideo(std::vector<int64_t>& ids, std::vector<int64_t>& mask, Grid g, bool open) {
+    const SpecialTokens& t = config_.tokens;
+    ++video_;
+    const int64_t frames = std::clamp<int64_t>(g.t, 1, 64);
+    g.t = 1;
+    Emit(ids, mask, t.video_start, 1);
+    for (int64_t k = 0; k < frames; ++k) {
+      Emit(ids, mask, t.vision_start, 1);
+      Emit(ids, mask, t.image, GridTokens(g));
+      if (open && k + 1 == frames) return;
+      Emit(ids, mask, t.vision_end, 1);
+      Emit(ids, mask, kTextId, 1);
+    }
+    Emit(ids, mask, t.video_end, 1);
   }
 
   int64_t NextAudioTokens() {
@@ -423,8 +444,9 @@ void RunBatch(const ModelConfig& config, const PositionLimits& limits, uint8_t f
   for (Grid& g : media.video_grid_thw) g = ReadGrid(in);
   std::vector<float> seconds(in.Byte() % 17);
   for (float& s : seconds) s = Seconds(in);
-  (config.family == ModelFamily::kQwen2_5Vl ? media.second_per_grid_ts
-                                            : media.video_second_per_grid) = seconds;
+  (PolicyFor(config).seconds_list == SecondsList::kSecondPerGridTs
+       ? media.second_per_grid_ts
+       : media.video_second_per_grid) = seconds;
   media.audio_feature_lengths.resize(in.Byte() % 16);
   for (int64_t& a : media.audio_feature_lengths) a = in.Wide();
 
@@ -472,7 +494,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ::mrope;
   using namespace ::mrope::fuzz;
   FuzzInput in(data, size);
-  auto config = PresetConfig(kPresets[in.Byte() % 7]);
+  static const auto* const presets = new std::vector<std::string>(PresetNames());
+  auto config = PresetConfig((*presets)[in.Byte() % presets->size()]);
   FUZZ_CHECK(config.ok(), config.status().ToString());
   const uint8_t flags = in.Byte();
   if (flags & kFlagMerge) config->spatial_merge_size = 1 + in.Byte() % 4;

@@ -1,11 +1,12 @@
-// Fuzz target: JSON position requests in the golden-case format (mrope/positions/golden_case.h,
-// what `mrope positions --golden` reads), through mrope/common/json.h.
+// Fuzz target: golden case files, read as `mrope positions --golden` reads them: the model of
+// mrope/service/case_model.h from the document (mrope/common/json.h), the text as a
+// PositionRequest (mrope/service/request_io.h), Handle(), and the response JSON.
 //
 // The input is JSON text. Properties checked:
 //   * AsInt64Array / AsFloatArray on the document: when they succeed, the shape they report is
 //     rectangular (its product is the number of values);
-//   * a request that parses and plans produces output JSON that parses again, with
-//     position_ids of shape [3][B][L] and one delta per row.
+//   * a case that is answered produces output JSON that parses again, with position_ids of
+//     shape [3][B][L] and one delta per row.
 
 #include <cstdint>
 #include <functional>
@@ -17,7 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "fuzz/fuzz_input.h"
 #include "mrope/common/json.h"
-#include "mrope/positions/golden_case.h"
+#include "mrope/service/case_model.h"
+#include "mrope/service/position_service.h"
+#include "mrope/service/request_io.h"
+#include "mrope/service/response_json.h"
 
 namespace mrope {
 namespace fuzz {
@@ -49,7 +53,7 @@ void CheckArrays(const Value& value, int depth) {
   }
 }
 
-void CheckOutput(const PositionCase& request, const std::string& json) {
+void CheckOutput(const PositionRequest& request, const std::string& json) {
   auto out = ParseJson(json);
   FUZZ_CHECK(out.ok(), absl::StrCat("output is not JSON: ", out.status().ToString()));
   const Value* ids = FindField(*out, "position_ids");
@@ -57,14 +61,15 @@ void CheckOutput(const PositionCase& request, const std::string& json) {
   std::vector<int64_t> shape;
   auto values = AsFloatArray(*ids, "position_ids", &shape);
   FUZZ_CHECK(values.ok(), values.status().ToString());
-  const std::vector<int64_t> expected = {3, request.batch.batch_size, request.batch.seq_len};
+  const int64_t rows = request.inputs().input_ids_size();
+  const int64_t columns = rows > 0 ? request.inputs().input_ids(0).ids_size() : 0;
+  const std::vector<int64_t> expected = {3, rows, columns};
   FUZZ_CHECK(shape == expected, absl::StrCat("position_ids shape [", absl::StrJoin(shape, ", "),
                                              "]"));
   const Value* deltas = FindField(*out, "mrope_position_deltas");
   FUZZ_CHECK(deltas != nullptr, "output has no mrope_position_deltas");
   auto delta_values = AsFloatArray(*deltas, "mrope_position_deltas");
-  FUZZ_CHECK(delta_values.ok() && static_cast<int64_t>(delta_values->size()) ==
-                                      request.batch.batch_size,
+  FUZZ_CHECK(delta_values.ok() && static_cast<int64_t>(delta_values->size()) == rows,
              "one delta per row");
 }
 
@@ -75,12 +80,18 @@ void CheckOutput(const PositionCase& request, const std::string& json) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ::mrope;
   fuzz::FuzzInput in(data, size);
-  auto doc = ParseJson(in.Rest());
+  const std::string text(in.Rest());
+  auto doc = ParseJson(text);
   if (!doc.ok()) return 0;
   fuzz::CheckArrays(*doc, 0);
-  auto request = PositionCaseFromJson(*doc);
-  if (!request.ok()) return 0;
-  auto json = PositionsOutputJson(request->config, request->batch);
-  if (json.ok()) fuzz::CheckOutput(*request, *json);
+  auto model = ModelSpecFromCase(*doc);
+  if (!model.ok()) return 0;
+  auto request = PositionRequestFromJson(text);
+  if (!request.ok() || request->sequences_size() > 0) return 0;
+  request->mutable_options()->set_decode_steps(3);
+  auto service = PositionService::Create(*std::move(model));
+  if (!service.ok()) return 0;
+  auto response = service->Handle(*request);
+  if (response.ok()) fuzz::CheckOutput(*request, PositionResponseToJson(*response));
   return 0;
 }

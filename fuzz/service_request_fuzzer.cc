@@ -1,7 +1,7 @@
 // Fuzz target: mrope.PositionRequest in all three encodings (JSON with the golden layout,
 // textproto, binary proto) through PositionService::Handle, for every preset model.
 //
-// Input: preset byte (% 7, kPresets), encoding byte (% 3: JSON, textproto, binary), then the
+// Input: preset byte (% the number of presets, in PresetNames() order), encoding byte (% 3: JSON, textproto, binary), then the
 // request. Properties checked on every handled request:
 //   * each returned array's shape matches its value count, in the resolved output type;
 //   * decode positions are [3][B][decode_steps] and cos/sin cover every returned position;
@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_input.h"
 #include "mrope/service/model_spec.h"
+#include "mrope/positions/model_family.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/request_io.h"
 #include "proto/mrope.pb.h"
@@ -24,9 +25,6 @@
 namespace mrope {
 namespace fuzz {
 namespace {
-
-constexpr const char* kPresets[] = {"qwen2_vl",     "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm",
-                                    "qwen3_vl",     "qwen2_5_omni", "qwen3_omni"};
 
 int64_t Product(const PositionArray& array) {
   return std::accumulate(array.shape().begin(), array.shape().end(), int64_t{1},
@@ -103,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // One service per preset, created once: PositionService is immutable and shared by design.
   static const auto* const services = [] {
     auto* all = new std::vector<PositionService>();
-    for (const char* name : kPresets) {
+    for (const std::string& name : PresetNames()) {
       auto spec = PresetModelSpec(name);
       FUZZ_CHECK(spec.ok(), spec.status().ToString());
       auto service = PositionService::Create(*spec);

@@ -5,9 +5,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "mrope/common/json.h"
+#include "mrope/common/json_reader.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/golden_case.h"
+#include "mrope/positions/model_family.h"
+#include "mrope/service/case_model.h"
 #include "mrope/service/request_io.h"
 
 namespace mrope {
@@ -15,8 +18,8 @@ namespace mrope {
 absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options) {
   if (options.config.empty()) {
     return absl::InvalidArgumentError(
-        "--config is required: a preset (qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, qwen2_5_vl_vllm, "
-        "qwen3_vl, qwen2_5_omni, qwen3_omni) or a model's config.json");
+        absl::StrCat("--config is required: a preset (", absl::StrJoin(PresetNames(), ", "),
+                     ") or a model's config.json"));
   }
   MROPE_ASSIGN_OR_RETURN(ModelSpec spec, LoadModelSpec(options.config));
   ModelConfig& config = spec.positions;
@@ -41,18 +44,26 @@ absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options) {
   return spec;
 }
 
-absl::StatusOr<GoldenInput> LoadGoldenInput(const std::string& path) {
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value doc, ReadJsonFile(path));
-  auto parsed = PositionCaseFromJson(doc);
-  if (!parsed.ok()) {
-    return absl::Status(parsed.status().code(),
-                        absl::StrCat(path, ": ", parsed.status().message()));
+absl::StatusOr<GoldenInput> LoadGoldenInput(const CliOptions& options) {
+  if (!options.config.empty() || !options.request.empty()) {
+    return absl::InvalidArgumentError(
+        "--golden takes the model and the prompt from the case; drop --config and --request");
   }
+  const std::string& path = options.golden;
+  MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value doc, ParseJson(text));
   GoldenInput input;
-  // The preset's rotary parameters with the case's position parameters.
-  MROPE_ASSIGN_OR_RETURN(input.model, PresetModelSpec(parsed->model));
-  input.model.positions = parsed->config;
-  input.batch = std::move(parsed->batch);
+  auto model = ModelSpecFromCase(doc);
+  if (!model.ok()) {
+    return absl::Status(model.status().code(), absl::StrCat(path, ": ", model.status().message()));
+  }
+  input.model = *std::move(model);
+  auto request = PositionRequestFromJson(text);
+  if (!request.ok()) {
+    return absl::Status(request.status().code(),
+                        absl::StrCat(path, ": ", request.status().message()));
+  }
+  input.request = *std::move(request);
   return input;
 }
 

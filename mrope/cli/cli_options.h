@@ -9,7 +9,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "mrope/positions/batch.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/service/model_spec.h"
 #include "proto/mrope.pb.h"
@@ -31,12 +30,13 @@ struct CliOptions {
 // The model of --config with the --video_time_rounding / --convention overrides applied.
 absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options);
 
-// --golden: the case's model (with its `config` values) and batch. --config is not used.
+// --golden: the case's model (mrope/service/case_model.h) and the case file read as a request.
+// --config and --request must be empty.
 struct GoldenInput {
   ModelSpec model;
-  PromptBatch batch;
+  PositionRequest request;
 };
-absl::StatusOr<GoldenInput> LoadGoldenInput(const std::string& path);
+absl::StatusOr<GoldenInput> LoadGoldenInput(const CliOptions& options);
 
 // --request, parsed.
 absl::StatusOr<PositionRequest> LoadCliRequest(const CliOptions& options);

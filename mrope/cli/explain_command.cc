@@ -20,13 +20,9 @@ absl::Status RunExplain(const CliOptions& options, std::ostream& out) {
   ModelSpec spec;
   Prompt prompt;
   if (!options.golden.empty()) {
-    if (!options.config.empty() || !options.request.empty()) {
-      return absl::InvalidArgumentError(
-          "--golden takes the model and the prompt from the case; drop --config and --request");
-    }
-    MROPE_ASSIGN_OR_RETURN(GoldenInput input, LoadGoldenInput(options.golden));
+    MROPE_ASSIGN_OR_RETURN(GoldenInput input, LoadGoldenInput(options));
     spec = std::move(input.model);
-    prompt.batch = std::move(input.batch);
+    MROPE_ASSIGN_OR_RETURN(prompt, PromptFromProto(input.request));
   } else {
     MROPE_ASSIGN_OR_RETURN(spec, LoadCliModel(options));
     MROPE_ASSIGN_OR_RETURN(const PositionRequest request, LoadCliRequest(options));

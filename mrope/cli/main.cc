@@ -1,5 +1,5 @@
 // The `mrope` command-line tool: M-RoPE positions of multimodal prompts for Qwen VL / Omni
-// models. `mrope --help` explains the commands; each is a function in this directory.
+// and GLM-4.1V / GLM-4.5V models. `mrope --help` explains the commands; each is a function in this directory.
 
 #include <unistd.h>
 
@@ -15,16 +15,18 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "mrope/cli/cli_options.h"
 #include "mrope/cli/explain_command.h"
 #include "mrope/cli/positions_command.h"
 #include "mrope/cli/rotary_command.h"
 #include "mrope/cli/tables_command.h"
+#include "mrope/positions/model_family.h"
 
 ABSL_FLAG(std::string, config, "",
-          "The model: a preset (qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, qwen2_5_vl_vllm, qwen3_vl, "
-          "qwen2_5_omni, qwen3_omni), the model's HF config.json or checkpoint directory, or "
-          "a ModelParams .textproto.");
+          "The model: a preset (listed under `presets` above), the model's HF config.json or "
+          "checkpoint directory, or a ModelParams .textproto.");
 ABSL_FLAG(std::string, request, "",
           "The prompt: a PositionRequest as JSON or textproto (see proto/mrope.proto), or - for "
           "stdin. JSON may use the golden layout: input_ids [[...]], image_grid_thw [[t,h,w]].");
@@ -48,7 +50,7 @@ ABSL_FLAG(std::string, convention, "",
 
 namespace {
 
-constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL and Omni models.
+constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL / Omni and GLM-4.1V / 4.5V models.
 
 usage: mrope <command> [flags]
 
@@ -78,6 +80,12 @@ commands:
 Errors go to stderr with a non-zero exit status.
 )";
 
+// kUsage plus the presets of the family table.
+std::string Usage() {
+  return absl::StrCat(kUsage, "\npresets (--config):\n  ",
+                      absl::StrJoin(mrope::PresetNames(), ", "), "\n");
+}
+
 int Fail(const absl::Status& status) {
   std::cerr << "mrope: " << status.message() << "\n";
   return 1;
@@ -100,10 +108,11 @@ int main(int argc, char** argv) {
   };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
-  absl::SetProgramUsageMessage(kUsage);
+  const std::string usage = Usage();
+  absl::SetProgramUsageMessage(usage);
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() != 2) {
-    std::cerr << kUsage << "\nmrope: expected exactly one command, got " << args.size() - 1
+    std::cerr << usage << "\nmrope: expected exactly one command, got " << args.size() - 1
               << " (see mrope --help)\n";
     return 2;
   }

@@ -1,12 +1,13 @@
 #include "mrope/cli/positions_command.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/cli/output.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/golden_case.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/response_json.h"
 #include "mrope/service/textproto.h"
@@ -14,18 +15,22 @@
 namespace mrope {
 namespace {
 
+// A golden case is a model and a request; its `outputs` are what HF's generate() sees at
+// prefill and for 3 decode steps, so those are returned unless the case asks otherwise.
+constexpr int64_t kGoldenDecodeSteps = 3;
+
 absl::Status RunGolden(const CliOptions& options, std::ostream& out) {
-  if (!options.config.empty() || !options.request.empty()) {
-    return absl::InvalidArgumentError(
-        "--golden takes the model and the prompt from the case; drop --config and --request");
-  }
   if (!options.format.empty() && options.format != "json") {
     return absl::InvalidArgumentError("--golden prints JSON; drop --format");
   }
-  MROPE_ASSIGN_OR_RETURN(const GoldenInput input, LoadGoldenInput(options.golden));
-  MROPE_ASSIGN_OR_RETURN(const std::string json,
-                         PositionsOutputJson(input.model.positions, input.batch));
-  return WriteOutput(options.output, absl::StrCat(json, "\n"), out);
+  MROPE_ASSIGN_OR_RETURN(GoldenInput input, LoadGoldenInput(options));
+  if (input.request.options().decode_steps() == 0) {
+    input.request.mutable_options()->set_decode_steps(kGoldenDecodeSteps);
+  }
+  MROPE_ASSIGN_OR_RETURN(const PositionService service,
+                         PositionService::Create(std::move(input.model)));
+  MROPE_ASSIGN_OR_RETURN(const PositionResponse response, service.Handle(input.request));
+  return WriteOutput(options.output, absl::StrCat(PositionResponseToJson(response), "\n"), out);
 }
 
 template <typename T>

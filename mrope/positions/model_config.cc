@@ -1,32 +1,17 @@
 #include "mrope/positions/model_config.h"
 
-#include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mrope/positions/model_family.h"
 
 namespace mrope {
 namespace {
-
-struct FamilyName {
-  ModelFamily family;
-  absl::string_view name;
-};
-
-constexpr FamilyName kFamilyNames[] = {
-    {ModelFamily::kQwen2Vl, "qwen2_vl"},
-    {ModelFamily::kQwen2_5Vl, "qwen2_5_vl"},
-    {ModelFamily::kQwen3Vl, "qwen3_vl"},
-    {ModelFamily::kQwen2_5Omni, "qwen2_5_omni"},
-    {ModelFamily::kQwen3Omni, "qwen3_omni"},
-};
-
-bool IsOmni(ModelFamily family) {
-  return family == ModelFamily::kQwen2_5Omni || family == ModelFamily::kQwen3Omni;
-}
 
 // Python's floor division, which HF's audio-length formulas use (differs from C++ for < 0).
 int64_t FloorDiv(int64_t a, int64_t b) {
@@ -34,70 +19,31 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-// Token ids shared by every Qwen VL checkpoint.
-SpecialTokens QwenVisionTokens() {
-  SpecialTokens t;
-  t.image = 151655;
-  t.video = 151656;
-  t.vision_start = 151652;
-  t.vision_end = 151653;
-  return t;
-}
-
 }  // namespace
 
 absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name) {
-  for (const auto& entry : kFamilyNames) {
-    if (entry.name == name) return entry.family;
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    if (row.name == name) return row.family;
   }
-  std::vector<std::string> known;
-  for (const auto& entry : kFamilyNames) known.emplace_back(entry.name);
   return absl::InvalidArgumentError(absl::StrCat("unknown model family '", name,
-                                                 "'; known: ", absl::StrJoin(known, ", ")));
+                                                 "'; known: ", absl::StrJoin(FamilyNames(), ", ")));
 }
 
-absl::string_view ModelFamilyName(ModelFamily family) {
-  for (const auto& entry : kFamilyNames) {
-    if (entry.family == family) return entry.name;
-  }
-  return "unknown";
-}
+absl::string_view ModelFamilyName(ModelFamily family) { return FamilyInfo(family).name; }
 
 absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name) {
-  ModelConfig config;
-  config.tokens = QwenVisionTokens();
-  if (name == "qwen2_vl") {
-    config.family = ModelFamily::kQwen2Vl;
-  } else if (name == "qwen2_5_vl" || name == "qwen2_5_vl_hf" || name == "qwen2_5_vl_vllm") {
-    config.family = ModelFamily::kQwen2_5Vl;
-    config.tokens_per_second = 2;
-    if (name == "qwen2_5_vl_hf") {
-      config.video_time_rounding = VideoTimeRounding::kTruncateIntervalFirst;
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    if (row.name == name) return row.preset;
+    for (const PresetVariant& variant : row.variants) {
+      if (variant.name != name) continue;
+      ModelConfig config = row.preset;
+      config.video_time_rounding = variant.video_time_rounding;
+      config.convention = variant.convention;
+      return config;
     }
-    if (name == "qwen2_5_vl_vllm") config.convention = Convention::kVllm;
-  } else if (name == "qwen3_vl") {
-    config.family = ModelFamily::kQwen3Vl;
-  } else if (name == "qwen2_5_omni") {
-    config.family = ModelFamily::kQwen2_5Omni;
-    config.tokens.audio = 151646;
-    config.tokens.audio_start = 151647;
-    config.tokens.audio_end = 151648;
-    config.position_id_per_seconds = 25;
-    config.seconds_per_chunk = 2;
-  } else if (name == "qwen3_omni") {
-    config.family = ModelFamily::kQwen3Omni;
-    config.tokens.audio = 151675;
-    config.tokens.audio_start = 151669;
-    config.tokens.audio_end = 151670;
-    config.position_id_per_seconds = 13;
-    config.seconds_per_chunk = 2;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown preset '", name,
-        "'; known: qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, qwen2_5_vl_vllm, qwen3_vl, "
-        "qwen2_5_omni, qwen3_omni"));
   }
-  return config;
+  return absl::InvalidArgumentError(absl::StrCat("unknown preset '", name, "'; known: ",
+                                                 absl::StrJoin(PresetNames(), ", ")));
 }
 
 absl::Status ValidateModelConfig(const ModelConfig& config) {
@@ -125,32 +71,23 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
         "seconds_per_chunk must be in (0, ", kMaxTimeScale,
         "] and give at least one position per chunk, got ", config.seconds_per_chunk));
   }
-  if (config.convention == Convention::kVllm && config.family != ModelFamily::kQwen2_5Vl &&
-      config.family != ModelFamily::kQwen2Vl && config.family != ModelFamily::kQwen3Vl) {
+  const ModelFamilyInfo& row = FamilyInfo(config.family);
+  if (config.convention == Convention::kVllm && !row.supports_vllm) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the vLLM convention is implemented for the VL families, not ",
-                     ModelFamilyName(config.family)));
+        absl::StrCat("the vLLM convention is not implemented for ", row.name));
   }
-  std::vector<std::pair<absl::string_view, int64_t>> ids = {
-      {"image_token_id", config.tokens.image},
-      {"video_token_id", config.tokens.video},
-      {"vision_start_token_id", config.tokens.vision_start},
-      {"vision_end_token_id", config.tokens.vision_end}};
-  if (IsOmni(config.family)) {
-    ids.insert(ids.end(), {{"audio_token_id", config.tokens.audio},
-                           {"audio_start_token_id", config.tokens.audio_start},
-                           {"audio_end_token_id", config.tokens.audio_end}});
-  }
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i].second < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ids[i].first, " must be set (>= 0) for ", ModelFamilyName(config.family), ", got ",
-          ids[i].second));
+  const std::vector<TokenKey>& keys = row.token_keys;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int64_t id = config.tokens.*keys[i].field;
+    if (id < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(keys[i].hf_name, "_token_id must be set (>= 0) for ",
+                                                     row.name, ", got ", id));
     }
     for (size_t j = 0; j < i; ++j) {
-      if (ids[i].second == ids[j].second) {
-        return absl::InvalidArgumentError(absl::StrCat(ids[i].first, " and ", ids[j].first,
-                                                       " are both ", ids[i].second));
+      if (id == config.tokens.*keys[j].field) {
+        return absl::InvalidArgumentError(absl::StrCat(keys[i].hf_name, "_token_id and ",
+                                                       keys[j].hf_name, "_token_id are both ",
+                                                       id));
       }
     }
   }
@@ -158,53 +95,39 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
 }
 
 PositionPolicy PolicyFor(const ModelConfig& config) {
-  PositionPolicy p;
+  PositionPolicy p = FamilyInfo(config.family).policy;
   p.convention = config.convention;
-  switch (config.family) {
-    case ModelFamily::kQwen2Vl:
-      break;
-    case ModelFamily::kQwen2_5Vl:
-      // vLLM positions images by frame (it only admits t == 1); HF uses interval 0.
-      p.image_time =
-          config.convention == Convention::kVllm ? TimeIndex::kFrame : TimeIndex::kZero;
-      p.video_time = config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst
-                         ? TimeIndex::kTruncateIntervalFirst
-                         : TimeIndex::kScaleThenTruncate;
-      break;
-    case ModelFamily::kQwen3Vl:
-      p.video_frames_as_blocks = true;
-      break;
-    case ModelFamily::kQwen2_5Omni:
-      p.image_time = TimeIndex::kScaledFrame;
-      p.video_time = TimeIndex::kOmniTruncatedFloat32;
-      p.has_audio = true;
-      p.audio_in_video = AudioInVideoOrder::kChunked;
-      p.audio_in_video_shares_markers = true;
-      p.audio_length = PositionPolicy::AudioLength::kQwen2_5Omni;
-      p.delta_against_unpadded = true;
-      break;
-    case ModelFamily::kQwen3Omni:
-      p.image_time = TimeIndex::kScaledFrame;
-      p.video_time = TimeIndex::kOmniFloat32;
-      p.float_positions = true;
-      p.has_audio = true;
-      p.audio_in_video = AudioInVideoOrder::kMergeByTime;
-      p.audio_length = PositionPolicy::AudioLength::kQwen3Omni;
-      p.delta_against_unpadded = true;
-      break;
+  // vLLM positions images by frame (it admits t == 1 only); interval 0 is HF's rule.
+  if (config.convention == Convention::kVllm && p.image_time == TimeIndex::kZero) {
+    p.image_time = TimeIndex::kFrame;
+  }
+  if (UsesTokensPerSecond(p)) {
+    p.video_time = config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst
+                       ? TimeIndex::kTruncateIntervalFirst
+                       : TimeIndex::kScaleThenTruncate;
   }
   return p;
 }
 
-int64_t AudioTokenCount(PositionPolicy::AudioLength rule, int64_t n) {
+bool UsesTokensPerSecond(const PositionPolicy& policy) {
+  return policy.video_time == TimeIndex::kScaleThenTruncate ||
+         policy.video_time == TimeIndex::kTruncateIntervalFirst;
+}
+
+bool UsesPositionIdPerSeconds(const PositionPolicy& policy) {
+  return policy.video_time == TimeIndex::kSecondsTruncatedFloat32 ||
+         policy.video_time == TimeIndex::kSecondsFloat32;
+}
+
+int64_t AudioTokenCount(AudioLength rule, int64_t n) {
   switch (rule) {
-    case PositionPolicy::AudioLength::kQwen2_5Omni:
+    case AudioLength::kStrideTwoTwice:
       return FloorDiv(FloorDiv(n - 1, 2) + 1 - 2, 2) + 1;
-    case PositionPolicy::AudioLength::kQwen3Omni: {
+    case AudioLength::kPer100FrameChunks: {
       const int64_t g = FloorDiv(n % 100 - 1, 2) + 1;
       return FloorDiv(FloorDiv(g - 1, 2) + 1 - 1, 2) + 1 + (n / 100) * 13;
     }
-    case PositionPolicy::AudioLength::kNone:
+    case AudioLength::kNone:
       break;
   }
   return 0;

@@ -2,9 +2,10 @@
 #define MROPE_POSITIONS_MODEL_CONFIG_H_
 
 // What a model family needs to turn a prompt into M-RoPE position ids, as data. Every family
-// runs the same builder (mrope/positions/sequence_positions.h); the differences between Qwen2-VL,
-// Qwen2.5-VL, Qwen3-VL, Qwen2.5-Omni and Qwen3-Omni (and vLLM's conventions) are the fields of
-// PositionPolicy, derived from the family by PolicyFor().
+// runs the same scanner and builder (mrope/positions/scanner.h, sequence_positions.h); the
+// differences between families (and vLLM's conventions) are the fields of PositionPolicy. Each
+// family is one row of the table in mrope/positions/model_family.h, which holds its policy, its
+// preset values and where its HF config.json keeps them.
 
 #include <cstdint>
 #include <string>
@@ -14,12 +15,15 @@
 
 namespace mrope {
 
+// The key of a row of the family table (mrope/positions/model_family.cc).
 enum class ModelFamily {
   kQwen2Vl,
   kQwen2_5Vl,
   kQwen3Vl,
   kQwen2_5Omni,
   kQwen3Omni,
+  kGlm4v,     // GLM-4.1V
+  kGlm4vMoe,  // GLM-4.5V
 };
 
 // How Qwen2.5-VL turns (temporal grid k, seconds per grid spg) into a time index.
@@ -46,11 +50,15 @@ enum class Convention {
 struct SpecialTokens {
   int64_t image = -1;
   int64_t video = -1;
+  // Open and close every image block and every video frame block (GLM: image_start/image_end).
   int64_t vision_start = -1;
   int64_t vision_end = -1;
   int64_t audio = -1;
   int64_t audio_start = -1;
   int64_t audio_end = -1;
+  // Bracket a whole video whose frames are image-token blocks (GLM's <|begin_of_video|>).
+  int64_t video_start = -1;
+  int64_t video_end = -1;
 };
 
 // A model's position parameters (proto: mrope.PositionParams).
@@ -65,13 +73,14 @@ struct ModelConfig {
   Convention convention = Convention::kHfTransformers;
 };
 
-// Canonical family names: "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "qwen3_omni".
+// Canonical family names (the rows' names, e.g. "qwen2_vl", "glm4v"; see FamilyNames()).
 absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name);
 absl::string_view ModelFamilyName(ModelFamily family);
 
-// Built-in presets with the published checkpoints' values (see tests/golden/README.md):
-// the five family names above, plus "qwen2_5_vl_vllm" (Qwen2.5-VL under vLLM's conventions)
-// and "qwen2_5_vl_hf" (Qwen2.5-VL with HF v4's truncate-interval-first video time).
+// Built-in presets with the published checkpoints' values (see tests/golden/README.md): every
+// family name, plus the variants of the table's rows (PresetNames() lists them all), e.g.
+// "qwen2_5_vl_vllm" (Qwen2.5-VL under vLLM's conventions) and "qwen2_5_vl_hf" (HF v4's
+// truncate-interval-first video time).
 absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name);
 
 // Largest tokens_per_second, position_id_per_seconds and seconds_per_chunk accepted (the
@@ -79,7 +88,8 @@ absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name);
 inline constexpr double kMaxTimeScale = 1e6;
 
 // Checks ids and scales: merge size in [1, 64], time scales in (0, kMaxTimeScale], distinct
-// ids for the tokens the family uses.
+// ids for the tokens the family uses (named by their HF config keys), a convention the family
+// supports.
 absl::Status ValidateModelConfig(const ModelConfig& config);
 
 // --- The policy: model differences as data. ----------------------------------------------
@@ -91,8 +101,32 @@ enum class TimeIndex {
   kScaledFrame,             // k * position_id_per_seconds (Omni images)
   kTruncateIntervalFirst,   // k * trunc(spg) * tokens_per_second
   kScaleThenTruncate,       // trunc(k * (double(spg) * tokens_per_second))
-  kOmniTruncatedFloat32,    // int64(f32(f32(k * spg) * position_id_per_seconds))
-  kOmniFloat32,             // f32(f32(k * spg) * position_id_per_seconds), no truncation
+  kSecondsTruncatedFloat32,  // int64(f32(f32(k * spg) * position_id_per_seconds))
+  kSecondsFloat32,           // f32(f32(k * spg) * position_id_per_seconds), no truncation
+};
+
+// Which request list holds a family's seconds per temporal grid (one float32 per video).
+enum class SecondsList {
+  kNone,                // time does not depend on seconds: the lists are not read
+  kSecondPerGridTs,     // second_per_grid_ts (the Qwen2.5-VL processor's name)
+  kVideoSecondPerGrid,  // video_second_per_grid (the Omni processors' name)
+};
+
+// How a prompt marks video tokens.
+enum class VideoMarking {
+  // <vision_start> video_token... <vision_end>: videos have their own token id.
+  kVideoTokenId,
+  // <video_start> then per frame <vision_start> image_token... <vision_end> and text, then
+  // <video_end> (GLM): an image token is a video token while a video is open. Every frame is
+  // its own block (video_frames_as_blocks) and a video must be given all its frames.
+  kImageTokensInVideoBrackets,
+};
+
+// Audio tokens per clip of n mel frames (floor divisions, as HF).
+enum class AudioLength {
+  kNone,
+  kStrideTwoTwice,        // ((n - 1) // 2 + 1 - 2) // 2 + 1 (Qwen2.5-Omni)
+  kPer100FrameChunks,     // 13 per full 100 frames, the rest strided three times (Qwen3-Omni)
 };
 
 // How an audio-in-video block orders and positions its video and audio tokens.
@@ -105,7 +139,9 @@ enum class AudioInVideoOrder {
 struct PositionPolicy {
   TimeIndex image_time = TimeIndex::kFrame;
   TimeIndex video_time = TimeIndex::kFrame;
-  // Qwen3-VL: every video frame is its own <vision_start>...<vision_end> block (t = 1).
+  SecondsList seconds_list = SecondsList::kNone;
+  VideoMarking video_marking = VideoMarking::kVideoTokenId;
+  // Qwen3-VL, GLM: every video frame is its own <vision_start>...<vision_end> block (t = 1).
   bool video_frames_as_blocks = false;
   // Qwen3-Omni: positions are float32 and every addition is a float32 addition.
   bool float_positions = false;
@@ -115,18 +151,24 @@ struct PositionPolicy {
   // Audio-in-video <vision_start><audio_start> (and the end pair) share one position
   // (Qwen2.5-Omni) instead of taking two consecutive ones (Qwen3-Omni).
   bool audio_in_video_shares_markers = false;
-  // Qwen2.5-Omni and Qwen3-Omni audio token count per clip of n feature frames.
-  enum class AudioLength { kNone, kQwen2_5Omni, kQwen3Omni } audio_length = AudioLength::kNone;
+  AudioLength audio_length = AudioLength::kNone;
   Convention convention = Convention::kHfTransformers;
   // HF: the delta returned by get_rope_index is against the unpadded length (Omni) instead of
   // the padded one (VL). Decode positions are the same either way.
   bool delta_against_unpadded = false;
 };
 
+// The family row's policy with the config's convention and video time rounding applied.
 PositionPolicy PolicyFor(const ModelConfig& config);
 
+// Whether the policy reads ModelConfig::tokens_per_second (Qwen2.5-VL video time) or
+// position_id_per_seconds and seconds_per_chunk (Omni time): these are then required in a
+// config.json and shown by explain.
+bool UsesTokensPerSecond(const PositionPolicy& policy);
+bool UsesPositionIdPerSeconds(const PositionPolicy& policy);
+
 // Audio tokens an audio clip of `feature_frames` mel frames becomes (floor divisions, as HF).
-int64_t AudioTokenCount(PositionPolicy::AudioLength rule, int64_t feature_frames);
+int64_t AudioTokenCount(AudioLength rule, int64_t feature_frames);
 
 }  // namespace mrope
 

@@ -11,18 +11,26 @@
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/positions/fill_kernels.h"
+#include "mrope/positions/model_family.h"
 
 namespace mrope {
 namespace {
 
-bool UsesSecondsPerGrid(const ModelConfig& config) {
-  return config.family != ModelFamily::kQwen2Vl && config.family != ModelFamily::kQwen3Vl;
+// The seconds-per-grid list the policy reads, and its request name; null for kNone.
+const std::vector<float>* SecondsListOf(SecondsList list, const MediaInputs& media) {
+  switch (list) {
+    case SecondsList::kSecondPerGridTs:
+      return &media.second_per_grid_ts;
+    case SecondsList::kVideoSecondPerGrid:
+      return &media.video_second_per_grid;
+    case SecondsList::kNone:
+      break;
+  }
+  return nullptr;
 }
 
-// The seconds-per-grid list the family reads.
-const std::vector<float>& SecondsList(const ModelConfig& config, const MediaInputs& media) {
-  return config.family == ModelFamily::kQwen2_5Vl ? media.second_per_grid_ts
-                                                  : media.video_second_per_grid;
+const char* SecondsListName(SecondsList list) {
+  return list == SecondsList::kSecondPerGridTs ? "second_per_grid_ts" : "video_second_per_grid";
 }
 
 absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
@@ -70,7 +78,7 @@ class RowScanner {
     // smallest one is plain text, which makes the common case a single comparison.
     int64_t smallest_marker = std::numeric_limits<int64_t>::max();
     for (const int64_t id : {ids_.image, ids_.video, ids_.vision_start, ids_.audio,
-                             ids_.audio_start}) {
+                             ids_.audio_start, ids_.video_start}) {
       if (id >= 0) smallest_marker = std::min(smallest_marker, id);
     }
     for (int64_t i = 0; i < n;) {
@@ -87,6 +95,17 @@ class RowScanner {
       } else if (policy_.has_audio && token == ids_.audio_start) {
         FlushText(text_run);
         MROPE_ASSIGN_OR_RETURN(consumed, ScanAudioBlock(i));
+      } else if (bracketed_videos_ && (token == ids_.video_start || token == ids_.video_end)) {
+        // The brackets are text; they only decide what the image tokens between them are.
+        MROPE_RETURN_IF_ERROR(token == ids_.video_start ? OpenVideo(i) : CloseVideo(i));
+        ++text_run;
+        consumed = 1;
+      } else if (bracketed_videos_ && token == ids_.video) {
+        return RowError(row_, i,
+                        absl::StrCat("video_token_id ", token, " in the prompt: ",
+                                     ModelFamilyName(config_.family),
+                                     " writes video frames with image_token_id ", ids_.image,
+                                     " between video_start and video_end"));
       } else if (token == ids_.image || token == ids_.video ||
                  (policy_.has_audio && token == ids_.audio)) {
         return RowError(row_, i,
@@ -99,6 +118,7 @@ class RowScanner {
       i += consumed;
     }
     FlushText(text_run);
+    if (video_open_) MROPE_RETURN_IF_ERROR(CloseVideo(n));
     return std::move(spans_);
   }
 
@@ -176,24 +196,26 @@ class RowScanner {
     // Fuzzer finding (tests/regression/positions_regression_test.cc): Qwen2-VL and Qwen3-VL
     // have no time scale, so ValidateMediaInputs does not check their seconds lists; indexing
     // one shorter than video_grid_thw read past its end. Those families ignore the lists.
-    if (!UsesSecondsPerGrid(config_)) return 1.0f;
-    const auto& list = SecondsList(config_, media_);
-    return list.empty() ? 1.0f : list[video];
+    const std::vector<float>* list = SecondsListOf(policy_.seconds_list, media_);
+    return list == nullptr || list->empty() ? 1.0f : (*list)[video];
   }
 
   // <vision_start> at `i`: an image, a video (frame), or an audio-in-video block.
   absl::StatusOr<int64_t> ScanVisionBlock(int64_t i) {
     const int64_t n = tokens_.size();
     if (i + 1 >= n) {
-      return RowError(row_, i, "row ends in vision_start (a block with no media tokens)");
+      return RowError(row_, i,
+                      absl::StrCat("row ends in ", start_name_, " (a block with no media tokens)"));
     }
     const int64_t next = tokens_[i + 1];
-    if (next == ids_.image) return ScanImage(i);
-    if (next == ids_.video) return ScanVideo(i);
+    if (next == ids_.image) return video_open_ ? ScanBracketedFrame(i) : ScanImage(i);
+    if (next == ids_.video && !bracketed_videos_) return ScanVideo(i);
     if (policy_.has_audio && next == ids_.audio_start) return ScanAudioInVideo(i);
     return RowError(row_, i + 1,
-                    absl::StrCat("vision_start must be followed by an image or video token",
-                                 policy_.has_audio ? " (or audio_start for audio-in-video)" : "",
+                    absl::StrCat(start_name_, " must be followed by an image",
+                                 bracketed_videos_ ? "" : " or video",
+                                 policy_.has_audio ? " token (or audio_start for audio-in-video)"
+                                                   : " token",
                                  ", found ", next));
   }
 
@@ -249,6 +271,75 @@ class RowScanner {
       ++cursor_.video;
       cursor_.video_frame = 0;
     }
+    return 1 + found + (closed ? 1 : 0);
+  }
+
+  // video_start at `i` (GLM): the image blocks up to video_end are the frames of the next video.
+  absl::Status OpenVideo(int64_t i) {
+    if (video_open_) {
+      return RowError(row_, i,
+                      absl::StrCat("video_start inside the video opened at token ",
+                                   video_start_index_, " (no video_end before it)"));
+    }
+    if (cursor_.video >= media_.video_grid_thw.size()) {
+      return RowError(row_, i,
+                      absl::StrCat("video ", cursor_.video + 1, " but video_grid_thw has ",
+                                   media_.video_grid_thw.size(), " entries"));
+    }
+    MROPE_RETURN_IF_ERROR(
+        CheckGrid(i, "video_grid_thw", cursor_.video, media_.video_grid_thw[cursor_.video]));
+    video_open_ = true;
+    video_start_index_ = i;
+    cursor_.video_frame = 0;
+    return absl::OkStatus();
+  }
+
+  // video_end at `i`, or the row's end (i == n) inside a video. HF moves to the next video grid
+  // after t frames, wherever the brackets are: a video given fewer frames would leave the later
+  // videos of the batch read with the wrong grids (shape errors, or silently wrong positions
+  // when the sizes match), so every video must have exactly its t frames.
+  absl::Status CloseVideo(int64_t i) {
+    if (!video_open_) {
+      return RowError(row_, i, "video_end with no open video (no video_start before it)");
+    }
+    const Grid& grid = media_.video_grid_thw[cursor_.video];
+    if (cursor_.video_frame != grid.t) {
+      return RowError(
+          row_, i,
+          absl::StrCat(i == static_cast<int64_t>(tokens_.size()) ? "row ends inside"
+                                                                 : "video_end closes",
+                       " the video opened at token ", video_start_index_, " after ",
+                       cursor_.video_frame, " frames, but video_grid_thw[", cursor_.video,
+                       "] has t = ", grid.t,
+                       " (HF would read the batch's later videos with shifted grids)"));
+    }
+    video_open_ = false;
+    ++cursor_.video;
+    cursor_.video_frame = 0;
+    return absl::OkStatus();
+  }
+
+  // <vision_start> image tokens [<vision_end>] inside an open video: its next frame (t = 1).
+  absl::StatusOr<int64_t> ScanBracketedFrame(int64_t i) {
+    const size_t video = cursor_.video;
+    const Grid& full = media_.video_grid_thw[video];
+    if (cursor_.video_frame == full.t) {
+      return RowError(row_, i,
+                      absl::StrCat("frame ", full.t + 1, " of the video opened at token ",
+                                   video_start_index_, ", but video_grid_thw[", video,
+                                   "] has t = ", full.t));
+    }
+    Grid frame = full;
+    frame.t = 1;
+    MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.image));
+    MROPE_RETURN_IF_ERROR(CheckCount(i, "video frame", found, GridTokens(frame),
+                                     absl::StrCat("video_grid_thw[", video, "] (one frame)")));
+    MROPE_ASSIGN_OR_RETURN(const bool closed,
+                           ExpectEnd(i + 1 + found, {ids_.vision_end}, "video frame"));
+    Span span = Span::Video(frame, SecondsPerGrid(video));
+    span.closed = closed;
+    spans_.push_back(span);
+    ++cursor_.video_frame;
     return 1 + found + (closed ? 1 : 0);
   }
 
@@ -325,6 +416,13 @@ class RowScanner {
   const MediaInputs& media_;
   MediaCursor& cursor_;
   const int64_t row_;
+  const bool bracketed_videos_ =
+      policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets;
+  // The block start marker as the family's config names it (vision_start, GLM's image_start).
+  const absl::string_view start_name_ =
+      TokenName(config_.family, &SpecialTokens::vision_start);
+  bool video_open_ = false;  // bracketed videos: between video_start and video_end
+  int64_t video_start_index_ = 0;
   std::vector<Span> spans_;
 };
 
@@ -348,15 +446,18 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
       }
     }
   }
-  if (!UsesSecondsPerGrid(config)) return absl::OkStatus();
-  const bool vl = config.family == ModelFamily::kQwen2_5Vl;
-  const char* name = vl ? "second_per_grid_ts" : "video_second_per_grid";
-  const auto& list = SecondsList(config, media);
-  const auto& other = vl ? media.video_second_per_grid : media.second_per_grid_ts;
-  if (!other.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(vl ? "video_second_per_grid" : "second_per_grid_ts", " is not read by ",
-                     ModelFamilyName(config.family), "; use ", name));
+  const SecondsList read = PolicyFor(config).seconds_list;
+  if (read == SecondsList::kNone) return absl::OkStatus();
+  const char* name = SecondsListName(read);
+  const auto& list = *SecondsListOf(read, media);
+  const SecondsList other_list = read == SecondsList::kSecondPerGridTs
+                                     ? SecondsList::kVideoSecondPerGrid
+                                     : SecondsList::kSecondPerGridTs;
+  if (!SecondsListOf(other_list, media)->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(SecondsListName(other_list),
+                                                   " is not read by ",
+                                                   ModelFamilyName(config.family), "; use ",
+                                                   name));
   }
   if (!list.empty() && list.size() != media.video_grid_thw.size()) {
     return absl::InvalidArgumentError(absl::StrCat(name, " has ", list.size(),

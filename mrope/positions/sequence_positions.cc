@@ -46,7 +46,7 @@ double TimeIndexValue(TimeIndex kind, int64_t k, float seconds_per_grid,
     case TimeIndex::kScaleThenTruncate:
       return std::trunc(static_cast<double>(k) *
                         (static_cast<double>(seconds_per_grid) * config.tokens_per_second));
-    case TimeIndex::kOmniTruncatedFloat32: {
+    case TimeIndex::kSecondsTruncatedFloat32: {
       // HF: int64(f32) and back through f32, which is trunc() for every value int64 holds.
       // Fuzzer finding (tests/regression/positions_regression_test.cc): the int64 casts were
       // undefined for a huge seconds_per_grid; trunc() keeps such values, which max_position
@@ -54,7 +54,7 @@ double TimeIndexValue(TimeIndex kind, int64_t k, float seconds_per_grid,
       const float scaled = (static_cast<float>(k) * seconds_per_grid) * pips;
       return std::trunc(scaled);
     }
-    case TimeIndex::kOmniFloat32:
+    case TimeIndex::kSecondsFloat32:
       return (static_cast<float>(k) * seconds_per_grid) * pips;
   }
   return 0;

@@ -3,6 +3,12 @@
 
 // A prompt as a sequence of spans. Runtimes that already know where media sit build spans
 // directly; mrope/positions/scanner.h derives them from token ids + grids the way HF does.
+//
+// Families whose video frames are blocks of their own (PositionPolicy::video_frames_as_blocks:
+// Qwen3-VL, GLM) take a video as one kVideo span per frame, grid (1, h, w), with the text
+// between frames as kText spans. For GLM that is: Text(<|begin_of_video|> and what precedes
+// it), then per frame Video({1, h, w}) (its <|begin_of_image|>/<|end_of_image|> are the span's
+// markers) and Text(timestamp tokens), and <|end_of_video|> as text.
 
 #include <cstdint>
 #include <string>

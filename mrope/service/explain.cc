@@ -43,14 +43,18 @@ absl::StatusOr<std::vector<Out>> Positions(const SequencePositions& seq, int64_t
 
 std::string GridText(const Grid& g) { return absl::StrCat(g.t, "x", g.h, "x", g.w); }
 
-std::string KindText(const Span& span) {
-  std::string kind = SpanKindName(span.kind);
+// Families that write every video frame as its own block (Qwen3-VL, GLM) show "video frame".
+std::string KindText(const Span& span, const PositionPolicy& policy) {
+  std::string kind = span.kind == SpanKind::kVideo && policy.video_frames_as_blocks
+                         ? "video frame"
+                         : SpanKindName(span.kind);
   if (!span.closed) kind += " (open)";
   return kind;
 }
 
 template <typename Out>
-absl::Status ExplainRow(const SequencePositions& seq, std::string& out) {
+absl::Status ExplainRow(const SequencePositions& seq, const PositionPolicy& policy,
+                        std::string& out) {
   out += absl::StrFormat("  %-4s %-22s %-13s %-11s %-9s %-7s %-17s %-17s %-17s %s\n", "span",
                          "kind", "tokens", "grid", "merged", "s/grid", "t", "h", "w", "next");
   const auto& spans = seq.spans();
@@ -76,8 +80,9 @@ absl::Status ExplainRow(const SequencePositions& seq, std::string& out) {
     MROPE_ASSIGN_OR_RETURN(const std::vector<Out> next, Positions<Out>(seq, after, after + 1));
     const bool has_grid = s.kind == SpanKind::kImage || s.kind == SpanKind::kVideo ||
                           s.kind == SpanKind::kAudioInVideo;
-    const bool has_seconds = s.kind == SpanKind::kVideo || s.kind == SpanKind::kAudioInVideo;
-    std::string kind = KindText(s);
+    const bool has_seconds = policy.seconds_list != SecondsList::kNone &&
+                             (s.kind == SpanKind::kVideo || s.kind == SpanKind::kAudioInVideo);
+    std::string kind = KindText(s, policy);
     if (s.kind == SpanKind::kAudio || s.kind == SpanKind::kAudioInVideo) {
       absl::StrAppend(&kind, " ", s.audio_tokens, " aud");
     }
@@ -89,7 +94,7 @@ absl::Status ExplainRow(const SequencePositions& seq, std::string& out) {
         next[0] == next[1] && next[1] == next[2]
             ? Num(next[0])
             : absl::StrCat("(", Num(next[0]), ", ", Num(next[1]), ", ", Num(next[2]), ")"));
-    if (s.kind == SpanKind::kVideo) {
+    if (s.kind == SpanKind::kVideo && p.merged_grid.t > 1) {
       const int64_t frame_tokens = p.merged_grid.h * p.merged_grid.w;
       const int64_t frames = std::min<int64_t>(p.merged_grid.t, kMaxFramesListed);
       std::vector<std::string> times;
@@ -108,28 +113,25 @@ absl::Status ExplainRow(const SequencePositions& seq, std::string& out) {
 
 // The model parameters that shape video and audio time positions.
 std::string TimeScale(const ModelConfig& config) {
-  switch (config.family) {
-    case ModelFamily::kQwen2_5Vl:
-      return absl::StrCat(
-          " (video t = ",
-          config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst
-              ? "k * trunc(s/grid) * "
-              : "trunc(k * s/grid * ",
-          config.tokens_per_second,
-          config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst ? "" : ")",
-          " for temporal grid k)");
-    case ModelFamily::kQwen2_5Omni:
-    case ModelFamily::kQwen3Omni:
-      return absl::StrCat(" (", config.position_id_per_seconds, " positions per second)");
-    case ModelFamily::kQwen2Vl:
-    case ModelFamily::kQwen3Vl:
-      break;
+  const PositionPolicy policy = PolicyFor(config);
+  if (UsesTokensPerSecond(policy)) {
+    const bool interval_first = policy.video_time == TimeIndex::kTruncateIntervalFirst;
+    return absl::StrCat(" (video t = ", interval_first ? "k * trunc(s/grid) * " : "trunc(k * s/grid * ",
+                        config.tokens_per_second, interval_first ? "" : ")",
+                        " for temporal grid k)");
+  }
+  if (UsesPositionIdPerSeconds(policy)) {
+    return absl::StrCat(" (", config.position_id_per_seconds, " positions per second)");
+  }
+  if (policy.video_marking == VideoMarking::kImageTokensInVideoBrackets) {
+    return " (each video frame is a block at t = its start; time shows only as text between frames)";
   }
   return "";
 }
 
 template <typename Out>
 absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& plan) {
+  const PositionPolicy policy = PolicyFor(config);
   std::string out = absl::StrCat(ModelFamilyName(config.family), TimeScale(config), ": ",
                                  plan.batch_size, plan.batch_size == 1 ? " row" : " rows", " of ",
                                  plan.seq_len, " columns\n");
@@ -150,7 +152,7 @@ absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& 
                     ", max position ", Num(static_cast<Out>(seq.max_position())),
                     ", mrope_position_delta ", Num(static_cast<Out>(plan.deltas[row])),
                     ", generation continues at ", Num(decode_at), "\n");
-    MROPE_RETURN_IF_ERROR(ExplainRow<Out>(seq, out));
+    MROPE_RETURN_IF_ERROR(ExplainRow<Out>(seq, policy, out));
   }
   return out;
 }

@@ -16,7 +16,9 @@ namespace mrope {
 // The table for `plan` (planned under `config`). Media spans show the ranges of their media
 // tokens (start/end markers excluded; the token range includes them); "next" is the position
 // of the token after the span on every axis (for the last span: the first decode position of
-// the unpadded sequence). Videos also list the t position of each temporal grid.
+// the unpadded sequence). Videos of several temporal grids also list the t position of each;
+// families that write every frame as its own block (Qwen3-VL, GLM) show those spans as
+// "video frame". Seconds per grid are shown only for families whose time reads them.
 absl::StatusOr<std::string> ExplainPlan(const ModelConfig& config, const BatchPlan& plan);
 
 }  // namespace mrope

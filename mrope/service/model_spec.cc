@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -15,6 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/model_family.h"
 #include "mrope/rotary/rope_config.h"
 #include "mrope/service/textproto.h"
 
@@ -23,76 +25,48 @@ namespace {
 
 using ::google::protobuf::Value;
 
-// Rotary parameters of the published checkpoints (tests/golden/README.md).
-RopeParameters QwenRope(double theta, std::vector<int32_t> sections, bool interleaved) {
+// The family row's rotary values as parameters (rotary_dim = int(head_dim * factor), as HF).
+RopeParameters PresetRope(const RopePreset& preset) {
   RopeParameters rope;
-  rope.head_dim = 128;
+  rope.head_dim = preset.head_dim;
   rope.scaling.type = RopeType::kDefault;
-  rope.scaling.rotary_dim = 128;
-  rope.scaling.theta = theta;
-  rope.mrope_section = std::move(sections);
-  rope.mrope_interleaved = interleaved;
+  rope.scaling.rotary_dim = static_cast<int32_t>(preset.head_dim * preset.partial_rotary_factor);
+  rope.scaling.theta = preset.theta;
+  rope.mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
+  rope.mrope_interleaved = preset.interleaved;
   return rope;
-}
-
-RopeParameters PresetRope(ModelFamily family) {
-  switch (family) {
-    case ModelFamily::kQwen3Vl:
-      return QwenRope(5e6, {24, 20, 20}, true);
-    case ModelFamily::kQwen3Omni:
-      return QwenRope(1e6, {24, 20, 20}, true);
-    case ModelFamily::kQwen2Vl:
-    case ModelFamily::kQwen2_5Vl:
-    case ModelFamily::kQwen2_5Omni:
-      break;
-  }
-  return QwenRope(1e6, {16, 24, 24}, false);
 }
 
 // Where a config.json keeps what mrope reads.
 struct HfLayout {
-  ModelFamily family;
-  const Value* root;    // ids, time scales (the thinker config for Omni)
+  const ModelFamilyInfo* family;
+  const Value* root;      // ids, time scales (the thinker config for Omni)
   std::string root_path;  // "" or "thinker_config."
 };
 
 absl::StatusOr<HfLayout> LocateHfLayout(const Value& config) {
   MROPE_ASSIGN_OR_RETURN(const Value* type_value, GetField(config, "model_type", "config"));
   MROPE_ASSIGN_OR_RETURN(std::string model_type, AsString(*type_value, "model_type"));
-  struct Entry {
-    absl::string_view model_type;
-    ModelFamily family;
-    bool thinker_inside;  // ids live in thinker_config
-  };
-  static constexpr Entry kEntries[] = {
-      {"qwen2_vl", ModelFamily::kQwen2Vl, false},
-      {"qwen2_5_vl", ModelFamily::kQwen2_5Vl, false},
-      {"qwen3_vl", ModelFamily::kQwen3Vl, false},
-      {"qwen3_vl_moe", ModelFamily::kQwen3Vl, false},
-      {"qwen2_5_omni", ModelFamily::kQwen2_5Omni, true},
-      {"qwen2_5_omni_thinker", ModelFamily::kQwen2_5Omni, false},
-      {"qwen3_omni_moe", ModelFamily::kQwen3Omni, true},
-      {"qwen3_omni_moe_thinker", ModelFamily::kQwen3Omni, false},
-  };
-  for (const Entry& entry : kEntries) {
-    if (entry.model_type != model_type) continue;
-    if (!entry.thinker_inside) return HfLayout{entry.family, &config, ""};
-    MROPE_ASSIGN_OR_RETURN(const Value* thinker, GetField(config, "thinker_config", "config"));
-    if (thinker->kind_case() != Value::kStructValue) {
-      return absl::InvalidArgumentError("thinker_config: expected an object");
-    }
-    return HfLayout{entry.family, thinker, "thinker_config."};
-  }
   std::vector<std::string> known;
-  for (const Entry& entry : kEntries) known.emplace_back(entry.model_type);
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    for (const HfModelType& type : row.hf_model_types) {
+      known.emplace_back(type.model_type);
+      if (type.model_type != model_type) continue;
+      if (type.ids_under.empty()) return HfLayout{&row, &config, ""};
+      MROPE_ASSIGN_OR_RETURN(const Value* root, GetField(config, type.ids_under, "config"));
+      if (root->kind_case() != Value::kStructValue) {
+        return absl::InvalidArgumentError(absl::StrCat(type.ids_under, ": expected an object"));
+      }
+      return HfLayout{&row, root, absl::StrCat(type.ids_under, ".")};
+    }
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("model_type '", model_type, "' is not a supported model; supported: ",
                    absl::StrJoin(known, ", ")));
 }
 
 // Reads the token id `<name>_token_id` (or HF's alias `<name>_token_index`).
-absl::StatusOr<int64_t> ReadTokenId(const HfLayout& layout, absl::string_view name,
-                                    ModelFamily family) {
+absl::StatusOr<int64_t> ReadTokenId(const HfLayout& layout, absl::string_view name) {
   for (absl::string_view suffix : {"_token_id", "_token_index"}) {
     const std::string key = absl::StrCat(name, suffix);
     if (const Value* v = FindField(*layout.root, key)) {
@@ -101,16 +75,16 @@ absl::StatusOr<int64_t> ReadTokenId(const HfLayout& layout, absl::string_view na
   }
   return absl::InvalidArgumentError(absl::StrCat("missing required field '", layout.root_path,
                                                  name, "_token_id' (or ", name,
-                                                 "_token_index) for ", ModelFamilyName(family)));
+                                                 "_token_index) for ", layout.family->name));
 }
 
 absl::StatusOr<double> ReadDouble(const Value& object, absl::string_view path_prefix,
                                   absl::string_view key, std::optional<double> fallback,
-                                  ModelFamily family) {
+                                  absl::string_view family) {
   if (const Value* v = FindField(object, key)) return AsDouble(*v, absl::StrCat(path_prefix, key));
   if (fallback.has_value()) return *fallback;
   return absl::InvalidArgumentError(absl::StrCat("missing required field '", path_prefix, key,
-                                                 "' for ", ModelFamilyName(family)));
+                                                 "' for ", family));
 }
 
 absl::Status PrefixError(const absl::Status& status, absl::string_view prefix) {
@@ -119,26 +93,21 @@ absl::Status PrefixError(const absl::Status& status, absl::string_view prefix) {
 }
 
 absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
-  const ModelFamily family = layout.family;
+  const ModelFamilyInfo& family = *layout.family;
   ModelConfig config;
-  config.family = family;
-  SpecialTokens& ids = config.tokens;
-  MROPE_ASSIGN_OR_RETURN(ids.image, ReadTokenId(layout, "image", family));
-  MROPE_ASSIGN_OR_RETURN(ids.video, ReadTokenId(layout, "video", family));
-  MROPE_ASSIGN_OR_RETURN(ids.vision_start, ReadTokenId(layout, "vision_start", family));
-  MROPE_ASSIGN_OR_RETURN(ids.vision_end, ReadTokenId(layout, "vision_end", family));
-  const bool omni = family == ModelFamily::kQwen2_5Omni || family == ModelFamily::kQwen3Omni;
-  if (omni) {
-    MROPE_ASSIGN_OR_RETURN(ids.audio, ReadTokenId(layout, "audio", family));
-    MROPE_ASSIGN_OR_RETURN(ids.audio_start, ReadTokenId(layout, "audio_start", family));
-    MROPE_ASSIGN_OR_RETURN(ids.audio_end, ReadTokenId(layout, "audio_end", family));
+  config.family = family.family;
+  for (const TokenKey& key : family.token_keys) {
+    MROPE_ASSIGN_OR_RETURN(config.tokens.*key.field, ReadTokenId(layout, key.hf_name));
+  }
+  const PositionPolicy policy = PolicyFor(config);
+  if (UsesPositionIdPerSeconds(policy)) {
     // The transformers class default (25) is not Qwen3-Omni's (13): require the checkpoint's.
     MROPE_ASSIGN_OR_RETURN(config.position_id_per_seconds,
                            ReadDouble(*layout.root, layout.root_path, "position_id_per_seconds",
-                                      std::nullopt, family));
+                                      std::nullopt, family.name));
     MROPE_ASSIGN_OR_RETURN(config.seconds_per_chunk,
                            ReadDouble(*layout.root, layout.root_path, "seconds_per_chunk", 2.0,
-                                      family));
+                                      family.name));
   }
   const std::string vision_path = absl::StrCat(layout.root_path, "vision_config.");
   const Value* vision = FindField(*layout.root, "vision_config");
@@ -153,30 +122,22 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
     }
     config.spatial_merge_size = static_cast<int32_t>(merge);
   }
-  if (family == ModelFamily::kQwen2_5Vl) {
+  if (UsesTokensPerSecond(policy)) {
     // The transformers class default (4) is not the checkpoints' (2): require it.
     MROPE_ASSIGN_OR_RETURN(config.tokens_per_second,
                            ReadDouble(*vision, vision_path, "tokens_per_second", std::nullopt,
-                                      family));
+                                      family.name));
   }
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   return config;
 }
 
+// The proto's enum values are the family names in upper case.
 absl::StatusOr<ModelFamily> FamilyFromProto(PositionParams::Family family) {
-  switch (family) {
-    case PositionParams::QWEN2_VL:
-      return ModelFamily::kQwen2Vl;
-    case PositionParams::QWEN2_5_VL:
-      return ModelFamily::kQwen2_5Vl;
-    case PositionParams::QWEN3_VL:
-      return ModelFamily::kQwen3Vl;
-    case PositionParams::QWEN2_5_OMNI:
-      return ModelFamily::kQwen2_5Omni;
-    case PositionParams::QWEN3_OMNI:
-      return ModelFamily::kQwen3Omni;
-    default:
-      break;
+  if (family != PositionParams::FAMILY_UNSPECIFIED) {
+    const auto parsed =
+        ParseModelFamily(absl::AsciiStrToLower(PositionParams::Family_Name(family)));
+    if (parsed.ok()) return *parsed;
   }
   return absl::InvalidArgumentError(
       absl::StrCat("positions.family must be set to a model family, got ",
@@ -185,7 +146,7 @@ absl::StatusOr<ModelFamily> FamilyFromProto(PositionParams::Family family) {
 
 absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
   MROPE_ASSIGN_OR_RETURN(const ModelFamily family, FamilyFromProto(p.family()));
-  MROPE_ASSIGN_OR_RETURN(ModelConfig config, PresetConfig(ModelFamilyName(family)));
+  ModelConfig config = FamilyInfo(family).preset;
   SpecialTokens& ids = config.tokens;
   if (p.has_image_token_id()) ids.image = p.image_token_id();
   if (p.has_video_token_id()) ids.video = p.video_token_id();
@@ -194,6 +155,8 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
   if (p.has_audio_token_id()) ids.audio = p.audio_token_id();
   if (p.has_audio_start_token_id()) ids.audio_start = p.audio_start_token_id();
   if (p.has_audio_end_token_id()) ids.audio_end = p.audio_end_token_id();
+  if (p.has_video_start_token_id()) ids.video_start = p.video_start_token_id();
+  if (p.has_video_end_token_id()) ids.video_end = p.video_end_token_id();
   if (p.has_spatial_merge_size()) config.spatial_merge_size = p.spatial_merge_size();
   if (p.has_tokens_per_second()) config.tokens_per_second = p.tokens_per_second();
   if (p.has_position_id_per_seconds()) {
@@ -231,7 +194,7 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
   ModelSpec spec;
   spec.name = std::string(name);
   MROPE_ASSIGN_OR_RETURN(spec.positions, PresetConfig(name));
-  spec.rope = PresetRope(spec.positions.family);
+  spec.rope = PresetRope(FamilyInfo(spec.positions.family).rope);
   return spec;
 }
 

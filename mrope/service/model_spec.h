@@ -24,12 +24,14 @@ struct ModelSpec {
 };
 
 // The presets of PresetConfig (mrope/positions/model_config.h) with the published checkpoints'
-// rotary parameters (tests/golden/README.md): head_dim 128; theta 1e6 and blocked [16, 24, 24]
-// (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni); theta 5e6 (Qwen3-VL) or 1e6 (Qwen3-Omni) with
-// interleaved [24, 20, 20].
+// rotary parameters (the family row's RopePreset, tests/golden/README.md): head_dim 128; theta
+// 1e6 and blocked [16, 24, 24] (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni); theta 5e6 (Qwen3-VL) or
+// 1e6 (Qwen3-Omni) with interleaved [24, 20, 20]; theta 1e4, rotary_dim 64 (partial rotary
+// 0.5) and blocked [8, 12, 12] (GLM-4.1V, GLM-4.5V).
 absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 
-// A model's HF config.json, as published on the Hub, picked by its `model_type`:
+// A model's HF config.json, as published on the Hub, picked by its `model_type` (the family
+// table's hf_model_types, mrope/positions/model_family.h, which also says where the ids sit):
 //   qwen2_vl, qwen2_5_vl          ids at top level, vision_config.spatial_merge_size,
 //                                 vision_config.tokens_per_second (Qwen2.5-VL, required), rope
 //                                 keys at top level or in text_config
@@ -37,11 +39,15 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 //   qwen2_5_omni, qwen3_omni_moe  everything under thinker_config (or a bare *_thinker config):
 //                                 ids (`*_token_index` or `*_token_id`), position_id_per_seconds
 //                                 (required), seconds_per_chunk, vision_config, text_config
-// Token ids are required (either HF spelling: image_token_id or image_token_index);
-// spatial_merge_size defaults to 2 and seconds_per_chunk to 2, as in HF's config classes. The
-// rotary keys are read by ParseRopeParameters (mrope/rotary/rope_config.h). Unknown keys are
-// ignored; a missing required key is InvalidArgument naming its path. The video time rounding
-// is SCALE_THEN_TRUNCATE and the convention HF; callers override them afterwards if needed.
+//   glm4v, glm4v_moe              ids at top level (image, video, image_start, image_end,
+//                                 video_start, video_end), rope keys in text_config
+//                                 (partial_rotary_factor, rope_scaling.mrope_section)
+// The token ids of the family's row are required (either HF spelling: image_token_id or
+// image_token_index); spatial_merge_size defaults to 2 and seconds_per_chunk to 2, as in HF's
+// config classes. The rotary keys are read by ParseRopeParameters (mrope/rotary/rope_config.h).
+// Unknown keys are ignored; a missing required key is InvalidArgument naming its path. The
+// video time rounding is SCALE_THEN_TRUNCATE and the convention HF; callers override them
+// afterwards if needed.
 absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const google::protobuf::Value& config);
 
 // `preset_or_path`: an existing file is read as an HF config.json (or, for .textproto / .txtpb /

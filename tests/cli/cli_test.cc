@@ -1,4 +1,4 @@
-// Runs the `mrope` binary: golden cases of all six model keys, requests against presets and
+// Runs the `mrope` binary: every golden position case, requests against presets and
 // config.json files, every output format, the other commands, and errors (non-zero exit with
 // the message on stderr).
 
@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
 #include "proto/mrope.pb.h"
+#include "tests/testing/golden_cases.h"
 
 namespace mrope {
 namespace {
@@ -75,22 +76,33 @@ void ExpectSameField(const Value& got, const Value& want, const std::string& key
   EXPECT_TRUE(MessageDifferencer::Equals(*a, *b)) << key;
 }
 
-TEST(CliTest, GoldenCasesOfEveryModel) {
-  for (const char* model : {"qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_vllm", "qwen3_vl",
-                            "qwen2_5_omni", "qwen3_omni"}) {
-    int cases = 0;
-    for (const char* file : {"case_004.json", "case_014.json", "case_026.json", "case_046.json"}) {
-      const std::string path = absl::StrCat("tests/golden/", model, "/", file);
-      if (!std::ifstream(path)) continue;  // numbering has gaps
+// `positions --golden` prints the response JSON: its fields must equal the case's `outputs`
+// (rope_deltas is the Omni thinker's rope_deltas_thinker, else mrope_position_deltas).
+void ExpectGoldenOutputs(const Value& got, const Value& want) {
+  ExpectSameField(got, want, "position_ids");
+  ExpectSameField(got, want, "mrope_position_deltas");
+  ExpectSameField(got, want, "decode_position_ids");
+  const Value* thinker = FindField(want, "rope_deltas_thinker");
+  const Value* rope_deltas = FindField(got, "rope_deltas");
+  ASSERT_NE(rope_deltas, nullptr);
+  EXPECT_TRUE(MessageDifferencer::Equals(
+      *rope_deltas, thinker != nullptr ? *thinker : *FindField(want, "mrope_position_deltas")));
+}
+
+TEST(CliTest, EveryGoldenCase) {
+  int cases = 0;
+  for (const std::string& key : testing::GoldenPositionKeys()) {
+    for (const std::string& file : testing::GoldenCaseFiles(key)) {
+      const std::string path = absl::StrCat("tests/golden/", key, "/", file);
       SCOPED_TRACE(path);
       ++cases;
       const CliRun run = RunMrope("positions --golden " + path);
       ASSERT_EQ(run.exit_code, 0) << run.err;
       EXPECT_TRUE(run.err.empty()) << run.err;
-      EXPECT_TRUE(MessageDifferencer::Equals(Json(run.out), GoldenOutputs(path)));
+      ExpectGoldenOutputs(Json(run.out), GoldenOutputs(path));
     }
-    EXPECT_GE(cases, 3) << model;
   }
+  EXPECT_EQ(cases, 383 + 48);
 }
 
 // A case without `outputs`, and config.video_time_rounding choosing the rounding.
@@ -107,8 +119,7 @@ TEST(CliTest, GoldenCaseWithoutOutputsAndRoundingOverride) {
   const CliRun run = RunMrope("positions --golden=" + TmpPath("case.json"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // One unpadded row: vLLM's outputs are HF's with scale-then-truncate.
-  EXPECT_TRUE(MessageDifferencer::Equals(
-      Json(run.out), GoldenOutputs("tests/golden/qwen2_5_vl_vllm/case_026.json")));
+  ExpectGoldenOutputs(Json(run.out), GoldenOutputs("tests/golden/qwen2_5_vl_vllm/case_026.json"));
 }
 
 TEST(CliTest, GoldenErrors) {
@@ -241,6 +252,12 @@ TEST(CliTest, UsageErrors) {
   EXPECT_THAT(run.err, HasSubstr("--convention must be hf or vllm"));
   run = RunMrope("--help");
   EXPECT_THAT(run.out + run.err, HasSubstr("usage: mrope <command> [flags]"));
+  EXPECT_THAT(run.out + run.err,
+              HasSubstr("presets (--config):\n  qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, "
+                        "qwen2_5_vl_vllm, qwen3_vl, qwen2_5_omni, qwen3_omni, glm4v, glm4v_moe"));
+  run = RunMrope("positions --request=x");
+  EXPECT_THAT(run.err, HasSubstr("--config is required: a preset (qwen2_vl, "));
+  EXPECT_THAT(run.err, HasSubstr("glm4v, glm4v_moe) or a model's config.json"));
 }
 
 }  // namespace

@@ -10,10 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
-#include "mrope/positions/golden_case.h"
-#include "tests/positions/test_util.h"
+#include "tests/testing/positions_testing.h"
 
 namespace mrope {
 namespace {
@@ -25,14 +23,6 @@ constexpr int64_t kVisionEnd = 151653;
 constexpr int64_t kImage = 151655;
 constexpr int64_t kVideo = 151656;
 constexpr int64_t kText = 100;
-
-PromptBatch OneRow(std::vector<int64_t> ids) {
-  PromptBatch batch;
-  batch.batch_size = 1;
-  batch.seq_len = static_cast<int64_t>(ids.size());
-  batch.input_ids = std::move(ids);
-  return batch;
-}
 
 // `<vision_start>` + n image tokens + `<vision_end>`.
 std::vector<int64_t> ImageBlock(int n, int64_t media = kImage) {
@@ -195,19 +185,11 @@ TEST(Errors, Qwen3VlVideoWrittenAsOneBlockOfSeveralFrames) {
 
 TEST(Errors, UnknownModelFamily) {
   EXPECT_THAT(Message(ParseModelFamily("qwen4_vl").status()),
-              HasSubstr("unknown model family 'qwen4_vl'"));
-  auto doc = ParseJson(R"({"model": "llava", "inputs": {"input_ids": [[1]]}})");
-  ASSERT_TRUE(doc.ok());
-  EXPECT_THAT(Message(PositionCaseFromJson(*doc).status()), HasSubstr("unknown preset 'llava'"));
-}
-
-TEST(Errors, MalformedJson) {
-  EXPECT_THAT(Message(ParseJson(R"({"model": "qwen2_vl", "inputs": {"input_ids": [[1, 2)").status()),
-              HasSubstr("malformed JSON"));
-  auto doc = ParseJson(R"({"model": "qwen2_vl", "inputs": {"input_ids": [[1, 2], [3]]}})");
-  ASSERT_TRUE(doc.ok());
-  EXPECT_THAT(Message(PositionCaseFromJson(*doc).status()),
-              HasSubstr("inputs.input_ids[1]: ragged array"));
+              HasSubstr("unknown model family 'qwen4_vl'; known: qwen2_vl, qwen2_5_vl, "
+                        "qwen3_vl, qwen2_5_omni, qwen3_omni, glm4v, glm4v_moe"));
+  EXPECT_THAT(Message(PresetConfig("llava").status()),
+              HasSubstr("unknown preset 'llava'; known: qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, "
+                        "qwen2_5_vl_vllm, qwen3_vl"));
 }
 
 TEST(Errors, OmniBlocksMustBeClosed) {

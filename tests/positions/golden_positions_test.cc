@@ -1,101 +1,108 @@
-// Every position case of tests/golden (HF transformers v4.57.6; vLLM for qwen2_5_vl_vllm):
-// positions, deltas and decode positions must match bit for bit.
+// Every position case of tests/golden (HF transformers v4.57.6; vLLM for qwen2_5_vl_vllm)
+// through the C++ API (PlanBatch, FillBatch, FillDecode): positions, deltas and decode
+// positions must match bit for bit.
 
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
-#include "mrope/positions/golden_case.h"
+#include "mrope/positions/model_config.h"
+#include "tests/testing/golden_cases.h"
 
 namespace mrope {
 namespace {
 
-using ::google::protobuf::Value;
+using ::mrope::testing::GoldenCase;
+using ::mrope::testing::GoldenCaseFiles;
+using ::mrope::testing::GoldenPositionKeys;
+using ::mrope::testing::OutputValues;
+using ::mrope::testing::ReadGoldenCase;
 
-std::vector<std::string> CaseFiles(const std::string& model) {
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator("tests/golden/" + model)) {
-    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// Compares `actual` with the JSON array `expected` (flattened); float families compare float32
-// bits, integer families exact integers.
+// Compares `actual` with the golden field `key` (flattened): float32 values for float families,
+// exact integers otherwise (both read back exactly as double).
 template <typename T>
-void ExpectSameValues(const std::vector<T>& actual, const Value& expected,
-                      const std::vector<int64_t>& expected_shape, const std::string& what) {
+void ExpectSameValues(const std::vector<T>& actual, const GoldenCase& c, const std::string& key,
+                      const std::vector<int64_t>& expected_shape) {
   std::vector<int64_t> shape;
-  auto values = AsFloatArray(expected, what, &shape);
-  ASSERT_TRUE(values.ok()) << values.status();
-  ASSERT_EQ(shape, expected_shape) << what;
-  auto ints = AsInt64Array(expected, what);
-  ASSERT_EQ(values->size(), actual.size()) << what;
+  const std::vector<double> expected = OutputValues(c.outputs, key, &shape);
+  ASSERT_EQ(shape, expected_shape) << key;
+  ASSERT_EQ(expected.size(), actual.size()) << key;
   for (size_t i = 0; i < actual.size(); ++i) {
-    const bool same = std::is_floating_point<T>::value
-                          ? static_cast<float>(actual[i]) == (*values)[i]
-                          : ints.ok() && static_cast<int64_t>(actual[i]) == (*ints)[i];
-    ASSERT_TRUE(same) << what << ": first difference at flat index " << i << ": got "
-                      << actual[i] << ", expected " << (*values)[i];
+    ASSERT_EQ(static_cast<double>(actual[i]), expected[i])
+        << key << ": first difference at flat index " << i;
   }
 }
 
 template <typename Out>
-void CheckCase(const BatchPlan& plan, const Value& outputs, bool omni) {
+void CheckCase(const BatchPlan& plan, const GoldenCase& c) {
   const int64_t b = plan.batch_size;
   std::vector<Out> positions;
   ASSERT_TRUE(FillBatch(plan, positions).ok());
-  ExpectSameValues(positions, *FindField(outputs, "position_ids"), {3, b, plan.seq_len},
-                   "position_ids");
-  std::vector<Out> deltas(plan.deltas.begin(), plan.deltas.end());
-  ExpectSameValues(deltas, *FindField(outputs, "mrope_position_deltas"), {b},
-                   "mrope_position_deltas");
-  if (omni) {
-    std::vector<Out> thinker(plan.decode_deltas.begin(), plan.decode_deltas.end());
-    ExpectSameValues(thinker, *FindField(outputs, "rope_deltas_thinker"), {b},
-                     "rope_deltas_thinker");
+  ExpectSameValues(positions, c, "position_ids", {3, b, plan.seq_len});
+  ExpectSameValues(std::vector<Out>(plan.deltas.begin(), plan.deltas.end()), c,
+                   "mrope_position_deltas", {b});
+  if (PolicyFor(c.model.positions).has_audio) {
+    ExpectSameValues(std::vector<Out>(plan.decode_deltas.begin(), plan.decode_deltas.end()), c,
+                     "rope_deltas_thinker", {b});
   }
   std::vector<Out> decode;
   ASSERT_TRUE(FillDecode(plan, 3, decode).ok());
-  ExpectSameValues(decode, *FindField(outputs, "decode_position_ids"), {3, b, 3},
-                   "decode_position_ids");
+  ExpectSameValues(decode, c, "decode_position_ids", {3, b, 3});
+}
+
+void CheckGolden(const GoldenCase& c) {
+  SCOPED_TRACE(c.path);
+  auto plan = PlanBatch(c.model.positions, c.batch);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  if (plan->float_positions) {
+    CheckCase<float>(*plan, c);
+  } else {
+    CheckCase<int64_t>(*plan, c);
+  }
+}
+
+TEST(GoldenPositionsTest, EveryModelKeyHasCases) {
+  EXPECT_THAT(GoldenPositionKeys(),
+              ::testing::ElementsAre("glm4v", "qwen2_5_omni", "qwen2_5_vl", "qwen2_5_vl_vllm",
+                                     "qwen2_vl", "qwen3_omni", "qwen3_vl"));
 }
 
 class GoldenPositionsTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenPositionsTest, EveryCaseMatchesBitForBit) {
-  const std::vector<std::string> files = CaseFiles(GetParam());
-  ASSERT_GE(files.size(), 60u) << "golden cases missing for " << GetParam();
-  for (const std::string& file : files) {
-    SCOPED_TRACE(file);
-    auto doc = ReadJsonFile(file);
-    ASSERT_TRUE(doc.ok()) << doc.status();
-    auto golden = PositionCaseFromJson(*doc);
-    ASSERT_TRUE(golden.ok()) << golden.status();
-    ASSERT_EQ(golden->model, GetParam());
-    auto plan = PlanBatch(golden->config, golden->batch);
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    const Value* outputs = FindField(*doc, "outputs");
-    ASSERT_NE(outputs, nullptr);
-    const bool omni = PolicyFor(golden->config).has_audio;
-    if (plan->float_positions) {
-      CheckCase<float>(*plan, *outputs, omni);
-    } else {
-      CheckCase<int64_t>(*plan, *outputs, omni);
-    }
-  }
+  const std::vector<std::string> files = GoldenCaseFiles(GetParam());
+  ASSERT_GE(files.size(), 48u) << "golden cases missing for " << GetParam();
+  for (const std::string& file : files) CheckGolden(ReadGoldenCase(GetParam(), file));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModels, GoldenPositionsTest,
-                         ::testing::Values("qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_vllm",
-                                           "qwen3_vl", "qwen2_5_omni", "qwen3_omni"),
+                         ::testing::ValuesIn(GoldenPositionKeys()),
                          [](const auto& info) { return info.param; });
+
+// GLM-4.5V's get_rope_index is GLM-4.1V's (tests/golden/README.md): every glm4v case, with
+// GLM-4.5V's image and video ids written into the prompt, gives the same outputs.
+TEST(GoldenPositionsTest, Glm4vMoeMatchesTheGlm4vCasesWithItsOwnIds) {
+  const std::vector<std::string> files = GoldenCaseFiles("glm4v");
+  ASSERT_GE(files.size(), 48u);
+  auto moe = PresetConfig("glm4v_moe");
+  ASSERT_TRUE(moe.ok()) << moe.status();
+  for (const std::string& file : files) {
+    GoldenCase c = ReadGoldenCase("glm4v", file);
+    const SpecialTokens& glm41 = c.model.positions.tokens;
+    for (int64_t& id : c.batch.input_ids) {
+      if (id == glm41.image) {
+        id = moe->tokens.image;
+      } else if (id == glm41.video) {
+        id = moe->tokens.video;
+      }
+    }
+    c.model.positions = *moe;
+    CheckGolden(c);
+  }
+}
 
 }  // namespace
 }  // namespace mrope

@@ -4,17 +4,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
-#include "mrope/positions/golden_case.h"
-#include "tests/positions/test_util.h"
+#include "tests/testing/golden_cases.h"
+#include "tests/testing/positions_testing.h"
 
 namespace mrope {
 namespace {
@@ -25,16 +23,11 @@ using ::testing::ElementsAre;
 TEST(Windows, AnyWindowEqualsTheSliceOfTheWholePrompt) {
   std::mt19937_64 rng(20261121);
   int64_t windows = 0;
-  for (const char* model : {"qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_vllm", "qwen3_vl",
-                            "qwen2_5_omni", "qwen3_omni"}) {
-    for (const auto& entry : std::filesystem::directory_iterator(
-             std::string("tests/golden/") + model)) {
-      SCOPED_TRACE(entry.path().string());
-      auto doc = ReadJsonFile(entry.path().string());
-      ASSERT_TRUE(doc.ok());
-      auto golden = PositionCaseFromJson(*doc);
-      ASSERT_TRUE(golden.ok());
-      auto plan = PlanBatch(golden->config, golden->batch);
+  for (const std::string& key : testing::GoldenPositionKeys()) {
+    for (const std::string& file : testing::GoldenCaseFiles(key)) {
+      const testing::GoldenCase golden = testing::ReadGoldenCase(key, file);
+      SCOPED_TRACE(golden.path);
+      auto plan = PlanBatch(golden.model.positions, golden.batch);
       ASSERT_TRUE(plan.ok()) << plan.status();
       for (const SequencePositions& seq : plan->rows) {
         const int64_t n = seq.num_tokens();

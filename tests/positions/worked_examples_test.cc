@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/sequence_positions.h"
-#include "tests/positions/test_util.h"
+#include "tests/testing/positions_testing.h"
 
 namespace mrope {
 namespace {

@@ -14,7 +14,7 @@
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
-#include "tests/positions/test_util.h"
+#include "tests/testing/positions_testing.h"
 
 namespace mrope {
 namespace {

@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/positions/model_family.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
 
@@ -79,8 +81,7 @@ void CheckConcurrentWindows(const BatchPlan& plan) {
 }
 
 TEST(SharedPlanConcurrencyTest, WindowsFilledFromEightThreadsMatchSequentialOnes) {
-  for (const char* preset : {"qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_vllm", "qwen3_vl",
-                             "qwen2_5_omni", "qwen3_omni"}) {
+  for (const std::string& preset : PresetNames()) {
     SCOPED_TRACE(preset);
     auto config = PresetConfig(preset);
     ASSERT_TRUE(config.ok()) << config.status();

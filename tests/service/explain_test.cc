@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/proto_convert.h"
-#include "tests/service/service_testing.h"
+#include "tests/testing/golden_cases.h"
 
 namespace mrope {
 namespace {
@@ -18,7 +18,7 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 std::string Explain(const std::string& model, const std::string& file) {
-  const testing::GoldenServiceCase c = ReadGoldenCase(model, file);
+  const testing::GoldenCase c = ReadGoldenCase(model, file);
   auto service = PositionService::Create(c.model);
   EXPECT_TRUE(service.ok()) << service.status();
   auto prompt = PromptFromProto(c.request);
@@ -64,6 +64,19 @@ TEST(ExplainTest, FloatPositions) {
   const std::string table = Explain("qwen3_omni", "case_018.json");
   EXPECT_THAT(table, HasSubstr("t of each temporal grid: 12.0, 29.333334, 46.666668"));
   EXPECT_THAT(table, HasSubstr("generation continues at 52.666668"));
+}
+
+// GLM: each frame is a block at T = its start (README quirk G3 example glm4v/case_029,
+// `C4 T26 Vopen2x28x8@ts0,1`: ends at (49, 62, 52), decodes at 63).
+TEST(ExplainTest, GlmVideoFrames) {
+  const std::string table = Explain("glm4v", "case_029.json");
+  EXPECT_THAT(table, HasSubstr("glm4v (each video frame is a block at t = its start; time shows "
+                               "only as text between frames)"));
+  EXPECT_THAT(table, ContainsRegex("1 +video frame +31\\.\\.88 +1x28x8 +1x14x4 +- +32 +"
+                                   "32\\.\\.45 +32\\.\\.35 +47"));
+  EXPECT_THAT(table, ContainsRegex("3 +video frame \\(open\\) +90\\.\\.146 .* 49 +49\\.\\.62 +"
+                                   "49\\.\\.52 +63"));
+  EXPECT_THAT(table, HasSubstr("generation continues at 63"));
 }
 
 }  // namespace

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
+#include "mrope/positions/model_family.h"
 #include "mrope/service/textproto.h"
 
 namespace mrope {
@@ -204,9 +206,81 @@ TEST(HfConfigTest, RefusesUnknownModelTypeAndBadValues) {
               HasSubstr("video_token_id and image_token_id are both 151655"));
 }
 
+// The GLM-4.1V config.json keys mrope reads (the Glm4vConfig defaults of HF v4.57.6 and the
+// checkpoint's rope values, tests/golden/README.md); the rest of the file is left out.
+constexpr char kGlm41vConfig[] = R"({
+  "model_type": "glm4v",
+  "image_start_token_id": 151339, "image_end_token_id": 151340,
+  "video_start_token_id": 151341, "video_end_token_id": 151342,
+  "image_token_id": 151343, "video_token_id": 151344,
+  "vision_config": {"model_type": "glm4v", "spatial_merge_size": 2},
+  "text_config": {
+    "model_type": "glm4v_text", "hidden_size": 4096, "num_attention_heads": 32,
+    "partial_rotary_factor": 0.5, "rope_theta": 10000, "max_position_embeddings": 65536,
+    "rope_scaling": {"type": "default", "mrope_section": [8, 12, 12]}
+  }
+})";
+
+TEST(HfConfigTest, Glm4vAndGlm4vMoe) {
+  auto doc = ParseJson(kGlm41vConfig);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  auto spec = ModelSpecFromHfConfig(*doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const ModelConfig& c = spec->positions;
+  EXPECT_EQ(c.family, ModelFamily::kGlm4v);
+  EXPECT_EQ(c.tokens.image, 151343);
+  EXPECT_EQ(c.tokens.video, 151344);
+  EXPECT_EQ(c.tokens.vision_start, 151339);
+  EXPECT_EQ(c.tokens.vision_end, 151340);
+  EXPECT_EQ(c.tokens.video_start, 151341);
+  EXPECT_EQ(c.tokens.video_end, 151342);
+  ASSERT_TRUE(spec->rope.has_value());
+  EXPECT_EQ(spec->rope->head_dim, 128);
+  EXPECT_EQ(spec->rope->scaling.rotary_dim, 64);
+  EXPECT_EQ(spec->rope->scaling.theta, 10000);
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
+
+  // GLM-4.5V: its own model_type and image/video ids.
+  auto& fields = *doc->mutable_struct_value()->mutable_fields();
+  fields["model_type"].set_string_value("glm4v_moe");
+  fields["image_token_id"].set_number_value(151363);
+  fields["video_token_id"].set_number_value(151364);
+  spec = ModelSpecFromHfConfig(*doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->positions.family, ModelFamily::kGlm4vMoe);
+  auto preset = PresetConfig("glm4v_moe");
+  ASSERT_TRUE(preset.ok());
+  EXPECT_EQ(spec->positions.tokens.image, preset->tokens.image);
+  EXPECT_EQ(spec->positions.tokens.video, preset->tokens.video);
+
+  // The video brackets are required, under their HF names.
+  fields.erase("video_start_token_id");
+  spec = ModelSpecFromHfConfig(*doc);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("missing required field 'video_start_token_id' (or "
+                        "video_start_token_index) for glm4v_moe"));
+  fields["video_start_token_id"].set_number_value(151342);
+  spec = ModelSpecFromHfConfig(*doc);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("video_end_token_id and video_start_token_id are both 151342"));
+}
+
+TEST(HfConfigTest, UnknownModelTypeListsTheTable) {
+  auto doc = ParseJson(R"({"model_type": "llava"})");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(*doc).status().message()),
+              HasSubstr("model_type 'llava' is not a supported model; supported: qwen2_vl, "
+                        "qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen2_5_omni, "
+                        "qwen2_5_omni_thinker, qwen3_omni_moe, qwen3_omni_moe_thinker, glm4v, "
+                        "glm4v_moe"));
+}
+
 TEST(PresetTest, EveryPresetHasRotaryParameters) {
-  for (const char* name : {"qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm",
-                           "qwen3_vl", "qwen2_5_omni", "qwen3_omni"}) {
+  const std::vector<std::string> names = PresetNames();
+  EXPECT_THAT(names, ElementsAre("qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm",
+                                 "qwen3_vl", "qwen2_5_omni", "qwen3_omni", "glm4v",
+                                 "glm4v_moe"));
+  for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
     ASSERT_TRUE(spec.ok()) << spec.status();
@@ -249,6 +323,20 @@ TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
   EXPECT_EQ(spec->rope->scaling.rotary_dim, 64);
   EXPECT_EQ(spec->rope->scaling.theta, 10000);
   EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
+}
+
+// Every family of the table is a proto enum value (its name in upper case).
+TEST(ProtoTest, EveryFamilyHasAnEnumValue) {
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    SCOPED_TRACE(row.name);
+    PositionParams::Family value;
+    ASSERT_TRUE(PositionParams::Family_Parse(absl::AsciiStrToUpper(row.name), &value));
+    ModelParams params;
+    params.mutable_positions()->set_family(value);
+    auto spec = ModelSpecFromProto(params);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->positions.family, row.family);
+  }
 }
 
 TEST(ProtoTest, ErrorsNameTheField) {

@@ -21,15 +21,16 @@
 #include "mrope/rotary/rope_params.h"
 #include "mrope/service/proto_convert.h"
 #include "mrope/service/request_io.h"
-#include "tests/service/service_testing.h"
+#include "tests/testing/golden_cases.h"
 
 namespace mrope {
 namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
 using ::mrope::testing::ArrayValues;
+using ::mrope::testing::GoldenCase;
 using ::mrope::testing::GoldenCaseFiles;
-using ::mrope::testing::GoldenServiceCase;
+using ::mrope::testing::GoldenPositionKeys;
 using ::mrope::testing::OutputValues;
 using ::mrope::testing::ReadGoldenCase;
 using ::testing::ElementsAre;
@@ -54,7 +55,7 @@ PositionResponse Handle(const PositionService& service, const PositionRequest& r
   return response.ok() ? *response : PositionResponse();
 }
 
-void ExpectSameAsGolden(const GoldenServiceCase& c) {
+void ExpectSameAsGolden(const GoldenCase& c) {
   SCOPED_TRACE(c.path);
   const PositionService service = MakeService(c.model);
   PositionRequest request = c.request;
@@ -79,30 +80,31 @@ void ExpectSameAsGolden(const GoldenServiceCase& c) {
   }
 }
 
-// All 383 golden cases, as JSON requests (the case files themselves) through Handle().
+// Every golden position case, as JSON requests (the case files themselves) through Handle().
 TEST(PositionServiceTest, EveryGoldenCaseThroughTheProtoApi) {
-  for (const char* model : {"qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_vllm", "qwen3_vl",
-                            "qwen2_5_omni", "qwen3_omni"}) {
-    int cases = 0;
-    for (const std::string& file : GoldenCaseFiles(model)) {
-      ExpectSameAsGolden(ReadGoldenCase(model, file));
-      ++cases;
-    }
-    EXPECT_GT(cases, 60) << model;
+  const std::vector<std::string> keys = GoldenPositionKeys();
+  ASSERT_EQ(keys.size(), 7u);
+  int cases = 0;
+  for (const std::string& key : keys) {
+    const std::vector<std::string> files = GoldenCaseFiles(key);
+    EXPECT_GE(files.size(), 48u) << key;
+    for (const std::string& file : files) ExpectSameAsGolden(ReadGoldenCase(key, file));
+    cases += files.size();
   }
+  EXPECT_EQ(cases, 383 + 48);
 }
 
 TEST(PositionServiceTest, AutoOutputTypeFollowsTheModel) {
-  const GoldenServiceCase omni = ReadGoldenCase("qwen3_omni", "case_018.json");
+  const GoldenCase omni = ReadGoldenCase("qwen3_omni", "case_018.json");
   EXPECT_EQ(Handle(MakeService(omni.model), omni.request).output_type(), PositionOptions::FLOAT32);
-  const GoldenServiceCase vl = ReadGoldenCase("qwen2_vl", "case_026.json");
+  const GoldenCase vl = ReadGoldenCase("qwen2_vl", "case_026.json");
   EXPECT_EQ(Handle(MakeService(vl.model), vl.request).output_type(), PositionOptions::INT64);
 }
 
 // A PositionBuffer is not zeroed on resize, so the writers must set every entry: refill one
 // whose memory holds a sentinel and compare with a zero-initialised std::vector.
 TEST(PositionServiceTest, PositionBufferEntriesAreAllWritten) {
-  const GoldenServiceCase c = ReadGoldenCase("qwen2_5_vl", "case_015.json");  // padded, video
+  const GoldenCase c = ReadGoldenCase("qwen2_5_vl", "case_015.json");  // padded, video
   const Prompt prompt = PromptFromProto(c.request).value();
   const BatchPlan plan = PlanBatch(c.model.positions, prompt.batch).value();
   std::vector<int64_t> want, want_decode;
@@ -121,7 +123,7 @@ TEST(PositionServiceTest, PositionBufferEntriesAreAllWritten) {
 
 // The C++ API gives what PlanBatch + FillBatch + FillDecode give.
 TEST(PositionServiceTest, EqualsThePositionsApi) {
-  const GoldenServiceCase c = ReadGoldenCase("qwen2_5_vl", "case_015.json");  // padded, video
+  const GoldenCase c = ReadGoldenCase("qwen2_5_vl", "case_015.json");  // padded, video
   const PositionService service = MakeService(c.model);
   auto prompt = PromptFromProto(c.request);
   ASSERT_TRUE(prompt.ok()) << prompt.status();
@@ -155,7 +157,7 @@ TEST(PositionServiceTest, WindowsAreSlicesAndDecodeSteps) {
            {"qwen2_5_omni", "case_036.json"},  // video
            {"qwen3_omni", "case_018.json"}}) {  // float positions
     SCOPED_TRACE(model + "/" + file);
-    const GoldenServiceCase c = ReadGoldenCase(model, file);
+    const GoldenCase c = ReadGoldenCase(model, file);
     const PositionService service = MakeService(c.model);
     auto prompt = PromptFromProto(c.request);
     ASSERT_TRUE(prompt.ok()) << prompt.status();
@@ -192,7 +194,7 @@ TEST(PositionServiceTest, WindowsAreSlicesAndDecodeSteps) {
 
 // Packed output: every row's real tokens back to back, cu_seqlens at the row boundaries.
 TEST(PositionServiceTest, PackedDropsPaddingAndGivesCuSeqlens) {
-  const GoldenServiceCase c = ReadGoldenCase("qwen3_vl", "case_038.json");  // 3 padded rows
+  const GoldenCase c = ReadGoldenCase("qwen3_vl", "case_038.json");  // 3 padded rows
   const PositionService service = MakeService(c.model);
   PositionRequest request = c.request;
   const PositionResponse padded = Handle(service, request);
@@ -261,6 +263,32 @@ TEST(PositionServiceTest, ExplicitSpansMatchTokenIds) {
               ElementsAre(from_tokens.mrope_position_deltas().int64_values(0), 0));
 }
 
+// A GLM video as spans: text, then per frame a one-frame VIDEO span with the timestamp text
+// after it (tests/golden/README.md example glm4v/case_001, `T28 V3x22x34@ts0,1,2 T10`).
+TEST(PositionServiceTest, GlmVideoAsSpansMatchesTheGoldenCase) {
+  const GoldenCase c = ReadGoldenCase("glm4v", "case_001.json");
+  const PositionService service = MakeService(c.model);
+  auto spans = PositionRequestFromTextproto(R"pb(
+    sequences {
+      spans { kind: TEXT text_tokens: 29 }
+      spans { kind: VIDEO grid { t: 1 h: 22 w: 34 } }
+      spans { kind: TEXT text_tokens: 1 }
+      spans { kind: VIDEO grid { t: 1 h: 22 w: 34 } }
+      spans { kind: TEXT text_tokens: 1 }
+      spans { kind: VIDEO grid { t: 1 h: 22 w: 34 } }
+      spans { kind: TEXT text_tokens: 12 }
+    }
+    options { decode_steps: 3 }
+  )pb");
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  const PositionResponse response = Handle(service, *spans);
+  std::vector<int64_t> shape;
+  EXPECT_EQ(ArrayValues(response.position_ids()),
+            OutputValues(c.outputs, "position_ids", &shape));
+  EXPECT_EQ(ArrayValues(response.decode_position_ids()),
+            OutputValues(c.outputs, "decode_position_ids", &shape));
+}
+
 // int32 output refuses values above INT32_MAX; int64 holds them.
 TEST(PositionServiceTest, Int32RefusesTooLargeValues) {
   auto spec = PresetModelSpec("qwen2_5_vl");
@@ -296,7 +324,7 @@ TEST(PositionServiceTest, Int32RefusesTooLargeValues) {
 
 // Qwen3-Omni positions are float32 (29.333334 in this case): integer output is refused.
 TEST(PositionServiceTest, IntegerOutputRefusesFloatPositions) {
-  const GoldenServiceCase c = ReadGoldenCase("qwen3_omni", "case_018.json");
+  const GoldenCase c = ReadGoldenCase("qwen3_omni", "case_018.json");
   PositionRequest request = c.request;
   request.mutable_options()->set_output_type(PositionOptions::INT64);
   auto response = MakeService(c.model).Handle(request);
@@ -307,7 +335,7 @@ TEST(PositionServiceTest, IntegerOutputRefusesFloatPositions) {
 
 // cos/sin of float32 positions needs them integral.
 TEST(PositionServiceTest, CosSinRefusesFractionalPositions) {
-  const GoldenServiceCase c = ReadGoldenCase("qwen3_omni", "case_018.json");
+  const GoldenCase c = ReadGoldenCase("qwen3_omni", "case_018.json");
   PositionRequest request = c.request;
   request.mutable_options()->set_cos_sin(true);
   auto response = MakeService(c.model).Handle(request);
@@ -319,7 +347,7 @@ TEST(PositionServiceTest, CosSinRefusesFractionalPositions) {
 TEST(PositionServiceTest, CosSinFollowTheAxisMap) {
   for (const char* model : {"qwen2_vl", "qwen3_vl"}) {
     SCOPED_TRACE(model);
-    const GoldenServiceCase c = ReadGoldenCase(model, "case_026.json");
+    const GoldenCase c = ReadGoldenCase(model, "case_026.json");
     const PositionService service = MakeService(c.model);
     PositionRequest request = c.request;
     request.mutable_options()->set_cos_sin(true);

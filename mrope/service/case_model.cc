@@ -1,0 +1,77 @@
+#include "mrope/service/case_model.h"
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mrope/common/json.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/positions/model_family.h"
+
+namespace mrope {
+namespace {
+
+using ::google::protobuf::Value;
+
+absl::Status ReadOptionalInt(const Value& object, absl::string_view key, int64_t& out) {
+  if (const Value* v = FindField(object, key)) {
+    MROPE_ASSIGN_OR_RETURN(out, AsInt64(*v, absl::StrCat("config.", key)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadOptionalDouble(const Value& object, absl::string_view key, double& out) {
+  if (const Value* v = FindField(object, key)) {
+    MROPE_ASSIGN_OR_RETURN(out, AsDouble(*v, absl::StrCat("config.", key)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
+                                                    const Value& config) {
+  MROPE_ASSIGN_OR_RETURN(ModelConfig out, PresetConfig(preset));
+  for (const TokenKey& key : FamilyInfo(out.family).token_keys) {
+    MROPE_RETURN_IF_ERROR(
+        ReadOptionalInt(config, absl::StrCat(key.hf_name, "_token_id"), out.tokens.*key.field));
+  }
+  int64_t merge = out.spatial_merge_size;
+  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "spatial_merge_size", merge));
+  if (merge < 1 || merge > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config.spatial_merge_size must be in [1, 64], got ", merge));
+  }
+  out.spatial_merge_size = static_cast<int32_t>(merge);
+  MROPE_RETURN_IF_ERROR(ReadOptionalDouble(config, "tokens_per_second", out.tokens_per_second));
+  MROPE_RETURN_IF_ERROR(
+      ReadOptionalDouble(config, "position_id_per_seconds", out.position_id_per_seconds));
+  MROPE_RETURN_IF_ERROR(ReadOptionalDouble(config, "seconds_per_chunk", out.seconds_per_chunk));
+  if (const Value* v = FindField(config, "video_time_rounding")) {
+    MROPE_ASSIGN_OR_RETURN(std::string rounding, AsString(*v, "config.video_time_rounding"));
+    if (rounding == "scale_then_truncate") {
+      out.video_time_rounding = VideoTimeRounding::kScaleThenTruncate;
+    } else if (rounding == "truncate_interval_first") {
+      out.video_time_rounding = VideoTimeRounding::kTruncateIntervalFirst;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "config.video_time_rounding must be scale_then_truncate or truncate_interval_first, "
+          "got '", rounding, "'"));
+    }
+  }
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(out));
+  return out;
+}
+
+absl::StatusOr<ModelSpec> ModelSpecFromCase(const Value& doc) {
+  MROPE_ASSIGN_OR_RETURN(const Value* model, GetField(doc, "model", "case"));
+  MROPE_ASSIGN_OR_RETURN(const std::string name, AsString(*model, "model"));
+  MROPE_ASSIGN_OR_RETURN(ModelSpec spec, PresetModelSpec(name));
+  const Value* config = FindField(doc, "config");
+  MROPE_ASSIGN_OR_RETURN(spec.positions,
+                         ModelConfigFromFlatJson(name, config != nullptr ? *config : Value()));
+  return spec;
+}
+
+}  // namespace mrope

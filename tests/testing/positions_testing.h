@@ -1,0 +1,64 @@
+#ifndef MROPE_TESTS_TESTING_POSITIONS_TESTING_H_
+#define MROPE_TESTS_TESTING_POSITIONS_TESTING_H_
+
+// Building and reading positions in tests: presets, sequences from spans, windows as vectors.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "mrope/positions/batch.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/positions/sequence_positions.h"
+
+namespace mrope {
+
+// Planar positions of a whole sequence, one vector per axis.
+template <typename T>
+struct Axes {
+  std::vector<T> t, h, w;
+};
+
+inline ModelConfig Preset(absl::string_view name) {
+  auto config = PresetConfig(name);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+template <typename T = int64_t>
+Axes<T> Window(const SequencePositions& seq, int64_t begin, int64_t end) {
+  Axes<T> axes;
+  axes.t.resize(end - begin);
+  axes.h.resize(end - begin);
+  axes.w.resize(end - begin);
+  const auto status = seq.Fill<T>(begin, end, {axes.t.data(), axes.h.data(), axes.w.data()});
+  EXPECT_TRUE(status.ok()) << status;
+  return axes;
+}
+
+template <typename T = int64_t>
+Axes<T> AllPositions(const SequencePositions& seq) {
+  return Window<T>(seq, 0, seq.num_tokens());
+}
+
+// A batch of one unpadded row of token ids (media lists left for the caller).
+inline PromptBatch OneRow(std::vector<int64_t> ids) {
+  PromptBatch batch;
+  batch.batch_size = 1;
+  batch.seq_len = static_cast<int64_t>(ids.size());
+  batch.input_ids = std::move(ids);
+  return batch;
+}
+
+inline SequencePositions Build(absl::string_view preset, std::vector<Span> spans) {
+  auto seq = SequencePositions::Create(Preset(preset), std::move(spans));
+  EXPECT_TRUE(seq.ok()) << seq.status();
+  return std::move(seq).value();
+}
+
+}  // namespace mrope
+
+#endif  // MROPE_TESTS_TESTING_POSITIONS_TESTING_H_
