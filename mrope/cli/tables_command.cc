@@ -146,7 +146,7 @@ absl::Status RunTables(const CliOptions& options, std::ostream& out) {
   const int64_t seq_len =
       options.seq_len > 0 ? options.seq_len : *std::max_element(planar.begin(), planar.end()) + 1;
   MROPE_ASSIGN_OR_RETURN(const RotarySpec spec,
-                         BuildRotarySpec(*model.rope, RotaryLayout::kNeox, seq_len));
+                         BuildRotarySpec(*model.rope, RotaryLayoutOf(model), seq_len));
   PositionsView view;
   view.data = planar.data();
   view.is_int64 = true;

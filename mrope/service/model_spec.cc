@@ -254,4 +254,9 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {
   return spec;
 }
 
+RotaryLayout RotaryLayoutOf(const ModelSpec& spec) {
+  return RotaryLayoutForModelType(
+      FamilyInfo(spec.positions.family).hf_model_types.front().model_type);
+}
+
 }  // namespace mrope

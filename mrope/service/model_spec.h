@@ -23,6 +23,10 @@ struct ModelSpec {
   std::optional<RopeParameters> rope;  // absent: positions only, no cos/sin
 };
 
+// How `spec`'s family pairs its rotary dims: RotaryLayoutForModelType (mrope/rotary/
+// rope_config.h) of the family's HF model_type (GPT-J pairs for GLM-4.1V, NeoX otherwise).
+RotaryLayout RotaryLayoutOf(const ModelSpec& spec);
+
 // The presets of PresetConfig (mrope/positions/model_config.h) with the published checkpoints'
 // rotary parameters (the family row's RopePreset, tests/golden/README.md): head_dim 128; theta
 // 1e6 and blocked [16, 24, 24] (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni); theta 5e6 (Qwen3-VL) or

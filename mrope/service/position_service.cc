@@ -53,8 +53,8 @@ absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const Positio
 
 // cos/sin [tokens][pairs] of planar positions [3][tokens].
 template <typename Out>
-absl::Status FillCosSin(const RopeParameters& rope, const PositionBuffer<Out>& planar,
-                        PositionResult<Out>& result) {
+absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
+                        const PositionBuffer<Out>& planar, PositionResult<Out>& result) {
   const int64_t tokens = planar.size() / 3;
   // The rotary math takes integer positions; float32 ones must be integral.
   std::vector<int64_t> widened;
@@ -77,7 +77,7 @@ absl::Status FillCosSin(const RopeParameters& rope, const PositionBuffer<Out>& p
   const double max_position =
       planar.empty() ? 0 : static_cast<double>(*std::max_element(planar.begin(), planar.end()));
   MROPE_ASSIGN_OR_RETURN(const RotarySpec spec,
-                         BuildRotarySpec(rope, RotaryLayout::kNeox,
+                         BuildRotarySpec(rope, layout,
                                          static_cast<int64_t>(max_position) + 1));
   PositionsView view;
   view.data = data;
@@ -149,7 +149,7 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
     MROPE_RETURN_IF_ERROR(FillDecode(plan, options.decode_steps, result.decode_position_ids));
     result.decode_steps = options.decode_steps;
   }
-  if (options.cos_sin) MROPE_RETURN_IF_ERROR(FillCosSin(*spec_.rope, result.position_ids, result));
+  if (options.cos_sin) MROPE_RETURN_IF_ERROR(FillCosSin(*spec_.rope, RotaryLayoutOf(spec_), result.position_ids, result));
   return result;
 }
 

@@ -16,7 +16,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
-#include "mrope/positions/golden_case.h"
+#include "mrope/service/case_model.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
@@ -178,7 +178,7 @@ class Model {
   }
 
   // A preset with some of its values replaced: `overrides_json` is an object of the golden
-  // files' flat `config` fields (ModelConfigFromFlatJson, mrope/positions/golden_case.h).
+  // files' flat `config` fields (ModelConfigFromFlatJson, mrope/service/case_model.h).
   static std::shared_ptr<Model> WithOverrides(const std::string& preset,
                                               const std::string& overrides_json) {
     ModelSpec spec = ValueOrThrow(PresetModelSpec(preset));

@@ -395,3 +395,17 @@ TEST(LoadModelSpecTest, PresetsFilesAndErrors) {
 
 }  // namespace
 }  // namespace mrope
+
+namespace mrope {
+namespace {
+
+// GLM-4.1V pairs (2j, 2j+1) within its rotary dims; GLM-4.5V and the Qwen models use halves.
+TEST(ModelSpecTest, RotaryLayoutFollowsTheFamily) {
+  EXPECT_EQ(RotaryLayoutOf(LoadModelSpec("glm4v").value()), RotaryLayout::kGptj);
+  EXPECT_EQ(RotaryLayoutOf(LoadModelSpec("glm4v_moe").value()), RotaryLayout::kNeox);
+  EXPECT_EQ(RotaryLayoutOf(LoadModelSpec("qwen2_5_vl").value()), RotaryLayout::kNeox);
+  EXPECT_EQ(RotaryLayoutOf(LoadModelSpec("qwen3_omni").value()), RotaryLayout::kNeox);
+}
+
+}  // namespace
+}  // namespace mrope
