@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -205,17 +206,59 @@ int ReadFlag(const DeviceBuffer& flag) {
 
 // Uploads `input`, runs the kernel with `args` (position / table / error_flag fields already
 // set to device memory; q and k are filled in here) and returns the rotated buffer.
-std::vector<uint8_t> RotateOnDevice(const KernelCase& c, const RotarySpec& spec,
-                                    const std::vector<uint8_t>& input, MropeKernelArgs args) {
+// The same with the kernel enqueued by `launch` (given the complete arguments).
+std::vector<uint8_t> RotateOnDevice(const KernelCase& c, const std::vector<uint8_t>& input,
+                                    MropeKernelArgs args,
+                                    const std::function<void(const MropeKernelArgs&)>& launch) {
   DeviceBuffer buffer(input.size());
   buffer.Upload(input.data(), input.size());
   std::tie(args.q, args.k) = Views(c, buffer.data());
-  const absl::Status status = LaunchMropeKernel(spec, args, nullptr);
-  EXPECT_TRUE(status.ok()) << status;
+  launch(args);
   gpu_util::Synchronize();
   std::vector<uint8_t> output(input.size());
   buffer.Download(output.data(), output.size());
   return output;
+}
+
+std::vector<uint8_t> RotateOnDevice(const KernelCase& c, const RotarySpec& spec,
+                                    const std::vector<uint8_t>& input, MropeKernelArgs args) {
+  return RotateOnDevice(c, input, args, [&](const MropeKernelArgs& complete) {
+    const absl::Status status = LaunchMropeKernel(spec, complete, nullptr);
+    EXPECT_TRUE(status.ok()) << status;
+  });
+}
+
+// A case with planar int64 positions of a video prompt, ready to run: the spec, the input, the
+// reference result after `reference_passes` rotations, and the device positions and error
+// flag (args has both set; RotateOnDevice fills in q and k).
+struct PlanarCase {
+  RotarySpec spec;
+  std::vector<uint8_t> input;
+  std::vector<uint8_t> expected;
+  DeviceBuffer positions;
+  DeviceBuffer flag;
+  MropeKernelArgs args;
+};
+
+PlanarCase MakePlanarCase(const KernelCase& c, uint32_t seed, int64_t max_base,
+                          int reference_passes = 1) {
+  std::mt19937 rng(seed);
+  RotarySpec spec = MakeSpec(c, rng);
+  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, max_base, rng);
+  std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  std::vector<uint8_t> expected = input;
+  const auto [q, k] = Views(c, expected.data());
+  for (int pass = 0; pass < reference_passes; ++pass) {
+    EXPECT_TRUE(
+        ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k)
+            .ok());
+  }
+  PlanarCase planar{std::move(spec), std::move(input), std::move(expected),
+                    UploadPositions(positions, false), DeviceBuffer(sizeof(int)), {}};
+  planar.flag.Zero();
+  planar.args.positions = {planar.positions.data(), true, c.num_tokens, c.num_tokens};
+  planar.args.error_flag = planar.flag.As<int>();
+  return planar;
 }
 
 // Distance in representable values between two 16-bit floats of one format.
@@ -351,24 +394,12 @@ class KernelPathTest : public ::testing::TestWithParam<std::tuple<DType, RotaryL
 
 // Runs `c` with planar int64 positions (inv_freq path) and compares with the reference.
 void RunPlanar(const KernelCase& c) {
-  std::mt19937 rng(7);
-  const RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 50000, rng);
-  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  std::vector<uint8_t> expected = input;
-  const auto [q, k] = Views(c, expected.data());
-  ASSERT_TRUE(
-      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
-  const DeviceBuffer device_positions = UploadPositions(positions, false);
-  DeviceBuffer flag(sizeof(int));
-  flag.Zero();
-  MropeKernelArgs args;
-  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
-  args.error_flag = flag.As<int>();
+  const PlanarCase planar = MakePlanarCase(c, /*seed=*/7, /*max_base=*/50000);
   // fp32 sincos is the same float operations on host and device: bit-exact.
-  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args),
+  ExpectMatches(c.dtype, planar.expected,
+                RotateOnDevice(c, planar.spec, planar.input, planar.args),
                 /*exact=*/c.sincos_math == SinCosMath::kFloat32);
-  EXPECT_EQ(ReadFlag(flag), 0);
+  EXPECT_EQ(ReadFlag(planar.flag), 0);
 }
 
 TEST_P(KernelPathTest, Float32SinCosIsBitExact) {
@@ -732,36 +763,19 @@ TEST(KernelGraphTest, CapturesAndReplays) {
   MROPE_SKIP_WITHOUT_GPU();
   KernelCase c;
   c.num_tokens = 64;
-  std::mt19937 rng(12);
-  const RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 90000, rng);
-  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  std::vector<uint8_t> expected = input;
-  const auto [q, k] = Views(c, expected.data());
-  const PositionsView host_positions{positions.data(), true, c.num_tokens, c.num_tokens};
-  ASSERT_TRUE(ApplyMropeReference(spec, host_positions, q, k).ok());  // two replays
-  ASSERT_TRUE(ApplyMropeReference(spec, host_positions, q, k).ok());
-
-  DeviceBuffer buffer(input.size());
-  buffer.Upload(input.data(), input.size());
-  const DeviceBuffer device_positions = UploadPositions(positions, false);
-  DeviceBuffer flag(sizeof(int));
-  flag.Zero();
-  MropeKernelArgs args;
-  std::tie(args.q, args.k) = Views(c, buffer.data());
-  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
-  args.error_flag = flag.As<int>();
-
+  const PlanarCase planar =
+      MakePlanarCase(c, /*seed=*/12, /*max_base=*/90000, /*reference_passes=*/2);  // 2 replays
   absl::Status status = absl::UnknownError("not captured");
-  const std::string replay = gpu_util::CaptureAndReplay(
-      [&](GpuStream stream) { status = LaunchMropeKernel(spec, args, stream); }, 2);
+  std::string replay;
+  const std::vector<uint8_t> actual =
+      RotateOnDevice(c, planar.input, planar.args, [&](const MropeKernelArgs& args) {
+        replay = gpu_util::CaptureAndReplay(
+            [&](GpuStream stream) { status = LaunchMropeKernel(planar.spec, args, stream); }, 2);
+      });
   ASSERT_TRUE(status.ok()) << status;
   ASSERT_EQ(replay, "");
-
-  std::vector<uint8_t> actual(input.size());
-  buffer.Download(actual.data(), actual.size());
-  ExpectMatches(c.dtype, expected, actual, /*exact=*/false);
-  EXPECT_EQ(ReadFlag(flag), 0);
+  ExpectMatches(c.dtype, planar.expected, actual, /*exact=*/false);
+  EXPECT_EQ(ReadFlag(planar.flag), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -799,35 +813,18 @@ TEST_P(KernelLoopTest, BlocksLoopOverTokenGroups) {
   c.hk = 2;
   c.head_dim = 64;
   c.rotary_dim = 64;
-  std::mt19937 rng(21);
-  const RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 70000, rng);
-  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  std::vector<uint8_t> expected = input;
-  const auto [q, k] = Views(c, expected.data());
-  ASSERT_TRUE(
-      ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k).ok());
-
-  DeviceBuffer buffer(input.size());
-  buffer.Upload(input.data(), input.size());
-  const DeviceBuffer device_positions = UploadPositions(positions, false);
-  DeviceBuffer flag(sizeof(int));
-  flag.Zero();
-  MropeKernelArgs args;
-  std::tie(args.q, args.k) = Views(c, buffer.data());
-  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
-  args.error_flag = flag.As<int>();
-  const absl::StatusOr<kernel_internal::LaunchPlan> plan =
-      kernel_internal::PlanMropeLaunch(spec, args, {/*max_grid_x=*/3});
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_EQ(plan->grid_x, 3u);
-  ASSERT_GT(c.num_tokens, 3 * int64_t{plan->block_z});  // several groups per block
-  EXPECT_EQ(kernel_internal::EnqueueMropeKernel(*plan, nullptr).cuda_error, 0);
-  gpu_util::Synchronize();
-  std::vector<uint8_t> actual(input.size());
-  buffer.Download(actual.data(), actual.size());
-  ExpectMatches(c.dtype, expected, actual, /*exact=*/false);
-  EXPECT_EQ(ReadFlag(flag), 0);
+  const PlanarCase planar = MakePlanarCase(c, /*seed=*/21, /*max_base=*/70000);
+  const std::vector<uint8_t> actual =
+      RotateOnDevice(c, planar.input, planar.args, [&](const MropeKernelArgs& args) {
+        const absl::StatusOr<kernel_internal::LaunchPlan> plan =
+            kernel_internal::PlanMropeLaunch(planar.spec, args, {/*max_grid_x=*/3});
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        ASSERT_EQ(plan->grid_x, 3u);
+        ASSERT_GT(c.num_tokens, 3 * int64_t{plan->block_z});  // several groups per block
+        EXPECT_EQ(kernel_internal::EnqueueMropeKernel(*plan, nullptr).cuda_error, 0);
+      });
+  ExpectMatches(c.dtype, planar.expected, actual, /*exact=*/false);
+  EXPECT_EQ(ReadFlag(planar.flag), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -841,26 +838,12 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(KernelLaunchTest, LeavesEarlierErrorsAlone) {
   MROPE_SKIP_WITHOUT_GPU();
   KernelCase c;
-  std::mt19937 rng(30);
-  const RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 1000, rng);
-  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  const DeviceBuffer device_positions = UploadPositions(positions, false);
-  DeviceBuffer flag(sizeof(int));
-  flag.Zero();
-  MropeKernelArgs args;
-  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
-  args.error_flag = flag.As<int>();
-
+  const PlanarCase planar = MakePlanarCase(c, /*seed=*/30, /*max_base=*/1000);
   const int unrelated = gpu_util::ProvokeUnrelatedError();
   ASSERT_NE(unrelated, 0);
-  DeviceBuffer buffer(input.size());
-  buffer.Upload(input.data(), input.size());
-  std::tie(args.q, args.k) = Views(c, buffer.data());
-  const absl::Status status = LaunchMropeKernel(spec, args, nullptr);
-  EXPECT_TRUE(status.ok()) << status;
+  const std::vector<uint8_t> actual = RotateOnDevice(c, planar.spec, planar.input, planar.args);
   EXPECT_EQ(gpu_util::TakeLastError(), unrelated);
-  gpu_util::Synchronize();
+  ExpectMatches(c.dtype, planar.expected, actual, /*exact=*/false);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ Tests are declared by the caller (BUILD.bazel) so that each chooses its argument
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
+load("//kernels:kernel_test.bzl", "KERNEL_TEST_DATA", "KERNEL_TEST_DEPS")
 
 # Every variant checks the alignment of every typed access (16-byte vectors included), and
 # keeps the CPU reference's no-contraction rule.
@@ -44,26 +45,11 @@ def host_harness_variant(name, copts = [], linkopts = [], tags = []):
         copts = BASE_COPTS + copts,
         linkopts = BASE_LINKOPTS + linkopts,
         tags = tags,
-        data = ["//tests/golden:rotary_cases"],
-        deps = [
+        data = KERNEL_TEST_DATA,
+        deps = KERNEL_TEST_DEPS + [
             ":host_gpu_util",
             ":" + name + "_kernel",
-            "//kernels:mrope_kernel_args",
-            "//kernels:mrope_kernel_launcher",
-            "//mrope/common:json",
-            "//mrope/rotary:apply",
-            "//mrope/rotary:axis_map",
-            "//mrope/rotary:cos_sin_table",
-            "//mrope/rotary:half_float",
-            "//mrope/rotary:rope_math",
-            "//mrope/rotary:rope_params",
-            "//mrope/rotary:rotary_case",
-            "//mrope/rotary:rotary_testing",
-            "@com_google_absl//absl/status",
-            "@com_google_absl//absl/status:statusor",
-            "@com_google_absl//absl/strings",
             "@com_google_googletest//:gtest",
-            "@com_google_protobuf//:protobuf",
         ],
         alwayslink = True,
     )

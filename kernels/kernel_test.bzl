@@ -1,0 +1,22 @@
+"""What kernels/mrope_kernel_test.cc needs besides its backend (the GPU build in
+kernels/BUILD.bazel, or the host execution harness in kernels/host_harness/defs.bzl)."""
+
+KERNEL_TEST_DEPS = [
+    "//kernels:mrope_kernel_args",
+    "//kernels:mrope_kernel_launcher",
+    "//mrope/common:json",
+    "//mrope/rotary:apply",
+    "//mrope/rotary:axis_map",
+    "//mrope/rotary:cos_sin_table",
+    "//mrope/rotary:half_float",
+    "//mrope/rotary:rope_math",
+    "//mrope/rotary:rope_params",
+    "//mrope/rotary:rotary_case",
+    "//mrope/rotary:rotary_testing",
+    "@com_google_absl//absl/status",
+    "@com_google_absl//absl/status:statusor",
+    "@com_google_absl//absl/strings",
+    "@com_google_protobuf//:protobuf",
+]
+
+KERNEL_TEST_DATA = ["//tests/golden:rotary_cases"]
