@@ -141,16 +141,16 @@ std::vector<ModelFamilyInfo> BuildTable() {
     rows.push_back(r);
   }
   // GLM-4.1V and GLM-4.5V: the same positions (their get_rope_index is one syntax tree) with
-  // their own image/video ids; the rotary layouts differ (mrope/rotary).
-  for (const auto& [family, name, checkpoint, image, video] :
+  // their own image/video ids; GLM-4.1V pairs (2j, 2j+1), GLM-4.5V rotates halves.
+  for (const auto& [family, name, checkpoint, image, video, layout] :
        {std::make_tuple(ModelFamily::kGlm4v, "glm4v", "THUDM/GLM-4.1V-9B-Thinking", 151343,
-                        151344),
+                        151344, RotaryLayout::kGptj),
         std::make_tuple(ModelFamily::kGlm4vMoe, "glm4v_moe", "zai-org/GLM-4.5V", 151363,
-                        151364)}) {
+                        151364, RotaryLayout::kNeox)}) {
     ModelFamilyInfo r = Row(family, name, checkpoint, GlmTokens(image, video));
     r.hf_model_types = {{name, ""}};
     r.token_keys = GlmKeys();
-    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5};
+    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, layout};
     r.policy.video_frames_as_blocks = true;
     r.policy.video_marking = VideoMarking::kImageTokensInVideoBrackets;
     rows.push_back(r);
@@ -167,6 +167,15 @@ const std::vector<ModelFamilyInfo>& ModelFamilies() {
 
 const ModelFamilyInfo& FamilyInfo(ModelFamily family) {
   return ModelFamilies()[static_cast<size_t>(family)];
+}
+
+const ModelFamilyInfo* FamilyForModelType(absl::string_view model_type) {
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    for (const HfModelType& type : row.hf_model_types) {
+      if (type.model_type == model_type) return &row;
+    }
+  }
+  return nullptr;
 }
 
 absl::string_view TokenName(ModelFamily family, int64_t SpecialTokens::*field) {

@@ -14,6 +14,7 @@
 
 #include "absl/strings/string_view.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/rotary/rope_math.h"
 
 namespace mrope {
 
@@ -30,14 +31,16 @@ struct TokenKey {
   int64_t SpecialTokens::*field;
 };
 
-// Rotary values of the published checkpoint (what the preset's cos/sin use; the rotary layout
-// of partial-rotary models is the rotary library's, mrope/rotary).
+// Rotary values of the published checkpoint (what the preset's cos/sin use).
 struct RopePreset {
   int32_t head_dim = 0;
   double theta = 0;
   std::array<int32_t, 3> mrope_section = {0, 0, 0};
   bool interleaved = false;
   double partial_rotary_factor = 1.0;  // rotary_dim = int(head_dim * factor)
+  // How the rotary dims pair, for presets and config.json alike: NeoX halves, or GPT-J pairs
+  // (2j, 2j+1) for GLM-4.1V (HF's rotate_half_llm).
+  RotaryLayout layout = RotaryLayout::kNeox;
 };
 
 // A preset other than the row's own: the row's values with another convention or rounding.
@@ -66,6 +69,9 @@ const std::vector<ModelFamilyInfo>& ModelFamilies();
 
 // The row of `family`.
 const ModelFamilyInfo& FamilyInfo(ModelFamily family);
+
+// The row one of whose hf_model_types is `model_type`, or nullptr.
+const ModelFamilyInfo* FamilyForModelType(absl::string_view model_type);
 
 // The HF name of a token field for `family` ("image_start" for GLM's vision_start), as its
 // config.json spells it without the _token_id suffix ("token" for a field the family does not

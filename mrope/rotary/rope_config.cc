@@ -320,9 +320,4 @@ absl::StatusOr<RopeParameters> ParseRopeParameters(const Value& config) {
   return p;
 }
 
-RotaryLayout RotaryLayoutForModelType(absl::string_view model_type) {
-  return model_type == "glm4v" || model_type == "glm4v_text" ? RotaryLayout::kGptj
-                                                              : RotaryLayout::kNeox;
-}
-
 }  // namespace mrope

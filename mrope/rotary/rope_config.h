@@ -45,12 +45,6 @@ namespace mrope {
 
 absl::StatusOr<RopeParameters> ParseRopeParameters(const google::protobuf::Value& config);
 
-// The rotary layout of an HF `model_type` (config.json's, or its text_config's): GPT-J pairs
-// (2j, 2j+1) for GLM-4.1V ("glm4v", "glm4v_text"; HF's rotate_half_llm), NeoX halves
-// (j, j + rotary_dim / 2) for every other model: Qwen2/2.5/3-VL, the Omni thinkers, and GLM-4.5V
-// ("glm4v_moe", "glm4v_moe_text"; rotate_half within the rotary dims).
-RotaryLayout RotaryLayoutForModelType(absl::string_view model_type);
-
 }  // namespace mrope
 
 #endif  // MROPE_ROTARY_ROPE_CONFIG_H_

@@ -206,8 +206,6 @@ TEST(RopeConfigTest, Glm4vTextConfig) {
   EXPECT_EQ(p->scaling.rotary_dim, 64);
   EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{8, 12, 12}));
   EXPECT_FALSE(p->mrope_interleaved);
-  EXPECT_EQ(RotaryLayoutForModelType("glm4v"), RotaryLayout::kGptj);
-  EXPECT_EQ(RotaryLayoutForModelType("glm4v_text"), RotaryLayout::kGptj);
 }
 
 // GLM-4.5V's text config (zai-org/GLM-4.5V): head_dim given explicitly (4096 / 96 would be 42).
@@ -220,13 +218,6 @@ TEST(RopeConfigTest, Glm4vMoeTextConfig) {
   EXPECT_EQ(p->head_dim, 128);
   EXPECT_EQ(p->scaling.rotary_dim, 64);
   EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{8, 12, 12}));
-}
-
-TEST(RopeConfigTest, NeoxLayoutForEveryOtherModel) {
-  for (const char* model_type : {"glm4v_moe", "glm4v_moe_text", "qwen2_vl", "qwen2_5_vl",
-                                 "qwen3_vl", "qwen2_5_omni", "qwen3_omni_moe", ""}) {
-    EXPECT_EQ(RotaryLayoutForModelType(model_type), RotaryLayout::kNeox) << model_type;
-  }
 }
 
 TEST(RopeConfigErrorTest, NotAnObject) {

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mrope/positions/model_family.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
@@ -61,7 +62,13 @@ absl::StatusOr<RotaryCase> ParseRotaryCase(const Value& doc) {
   MROPE_ASSIGN_OR_RETURN(c.params, ParseRopeParameters(*config));
   if (const Value* model = FindField(doc, "reference_model"); model != nullptr) {
     MROPE_ASSIGN_OR_RETURN(const std::string model_type, AsString(*model, "reference_model"));
-    c.layout = RotaryLayoutForModelType(model_type);
+    const ModelFamilyInfo* family = FamilyForModelType(model_type);
+    if (family == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reference_model '", model_type, "' is not the model_type of a supported family: ",
+          absl::StrJoin(FamilyNames(), ", ")));
+    }
+    c.layout = family->rope.layout;
   }
   MROPE_ASSIGN_OR_RETURN(const Value* inputs, GetField(doc, "inputs", "case"));
   MROPE_RETURN_IF_ERROR(ReadInputs(*inputs, c));

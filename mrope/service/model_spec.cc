@@ -255,8 +255,7 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {
 }
 
 RotaryLayout RotaryLayoutOf(const ModelSpec& spec) {
-  return RotaryLayoutForModelType(
-      FamilyInfo(spec.positions.family).hf_model_types.front().model_type);
+  return FamilyInfo(spec.positions.family).rope.layout;
 }
 
 }  // namespace mrope

@@ -23,8 +23,8 @@ struct ModelSpec {
   std::optional<RopeParameters> rope;  // absent: positions only, no cos/sin
 };
 
-// How `spec`'s family pairs its rotary dims: RotaryLayoutForModelType (mrope/rotary/
-// rope_config.h) of the family's HF model_type (GPT-J pairs for GLM-4.1V, NeoX otherwise).
+// How `spec`'s family pairs its rotary dims (its row's RopePreset::layout: GPT-J pairs for
+// GLM-4.1V, NeoX halves otherwise).
 RotaryLayout RotaryLayoutOf(const ModelSpec& spec);
 
 // The presets of PresetConfig (mrope/positions/model_config.h) with the published checkpoints'

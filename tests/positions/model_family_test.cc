@@ -54,5 +54,16 @@ TEST(ModelFamilyTable, PolicyForAppliesConventionAndRounding) {
               ::testing::HasSubstr("the vLLM convention is not implemented for glm4v"));
 }
 
+// The model_types of config.json find their row, whose rope says how rotary dims pair.
+TEST(ModelFamilyTable, ModelTypesFindTheirRow) {
+  ASSERT_NE(FamilyForModelType("qwen3_omni_moe"), nullptr);
+  EXPECT_EQ(FamilyForModelType("qwen3_omni_moe")->family, ModelFamily::kQwen3Omni);
+  EXPECT_EQ(FamilyForModelType("qwen3_vl_moe")->family, ModelFamily::kQwen3Vl);
+  EXPECT_EQ(FamilyForModelType("glm4v")->rope.layout, RotaryLayout::kGptj);
+  EXPECT_EQ(FamilyForModelType("glm4v_moe")->rope.layout, RotaryLayout::kNeox);
+  EXPECT_EQ(FamilyForModelType("qwen2_vl")->rope.layout, RotaryLayout::kNeox);
+  EXPECT_EQ(FamilyForModelType("llama"), nullptr);
+}
+
 }  // namespace
 }  // namespace mrope
