@@ -12,7 +12,7 @@ KERNEL_TEST_DEPS = [
     "//mrope/rotary:rope_math",
     "//mrope/rotary:rope_params",
     "//mrope/rotary:rotary_case",
-    "//mrope/rotary:rotary_testing",
+    "//tests/testing:rotary_testing",
     "@com_google_absl//absl/status",
     "@com_google_absl//absl/status:statusor",
     "@com_google_absl//absl/strings",

@@ -33,7 +33,7 @@
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rotary_case.h"
 #include "mrope/rotary/rotary_spec.h"
-#include "mrope/rotary/rotary_testing.h"
+#include "tests/testing/rotary_testing.h"
 #include "mrope/rotary/tensor_view.h"
 
 namespace mrope {
@@ -577,7 +577,7 @@ INSTANTIATE_TEST_SUITE_P(
 // Every rotary golden case (tests/golden/rotary_*: Qwen chunked and interleaved M-RoPE, each
 // scaling method, GLM-4.1V's GPT-J pairs and GLM-4.5V's NeoX halves over half of each head,
 // sections [8,12,12]): the kernel gives the CPU reference's result, which
-// mrope/rotary/golden_test.cc checks against HF transformers.
+// tests/rotary/golden_test.cc checks against HF transformers.
 
 // `view` of host vector `host` moved to the same offset in device buffer `device`.
 template <typename T>

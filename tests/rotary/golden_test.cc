@@ -21,7 +21,7 @@
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rotary_case.h"
-#include "mrope/rotary/rotary_testing.h"
+#include "tests/testing/rotary_testing.h"
 #include "mrope/rotary/tensor_view.h"
 
 namespace mrope {

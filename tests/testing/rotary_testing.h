@@ -1,5 +1,5 @@
-#ifndef MROPE_ROTARY_ROTARY_TESTING_H_
-#define MROPE_ROTARY_ROTARY_TESTING_H_
+#ifndef MROPE_TESTS_TESTING_ROTARY_TESTING_H_
+#define MROPE_TESTS_TESTING_ROTARY_TESTING_H_
 
 // Test helpers shared by the rotary tests, the rotary CLI test and the kernel test (testonly).
 
@@ -34,4 +34,4 @@ std::string GoldenCaseName(const ::testing::TestParamInfo<std::string>& info);
 }  // namespace testing
 }  // namespace mrope
 
-#endif  // MROPE_ROTARY_ROTARY_TESTING_H_
+#endif  // MROPE_TESTS_TESTING_ROTARY_TESTING_H_

@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
-#include "mrope/rotary/rotary_testing.h"
+#include "tests/testing/rotary_testing.h"
 
 namespace mrope {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "mrope/rotary/rope_math.h"
-#include "mrope/rotary/rotary_testing.h"
+#include "tests/testing/rotary_testing.h"
 #include "mrope/rotary/torch_powf.h"
 
 namespace mrope {

@@ -1,4 +1,4 @@
-#include "mrope/rotary/rotary_testing.h"
+#include "tests/testing/rotary_testing.h"
 
 #include <algorithm>
 #include <cmath>
