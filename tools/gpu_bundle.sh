@@ -14,8 +14,8 @@ if ! command -v patchelf >/dev/null; then  # sets the RUNPATHs (Debian package p
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends patchelf >/dev/null
 fi
 
-binaries=(mrope_kernel_test mrope_kernel_benchmark)
-bazel build -c opt //kernels:mrope_kernel_test //kernels:mrope_kernel_benchmark
+binaries=(tests/kernels/mrope_kernel_test kernels/mrope_kernel_benchmark)
+bazel build -c opt //tests/kernels:mrope_kernel_test //kernels:mrope_kernel_benchmark
 bazel_bin=$(bazel info -c opt bazel-bin)
 bazel shutdown  # the server would otherwise idle for hours
 
@@ -23,7 +23,7 @@ bundle=gpu_bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib"
 for b in "${binaries[@]}"; do
-  cp -L "$bazel_bin/kernels/$b" "$bundle/bin/"
+  cp -L "$bazel_bin/$b" "$bundle/bin/"
 done
 cp tools/gpu_bundle/run.sh tools/gpu_bundle/report.py "$bundle/"
 chmod -R u+w "$bundle"

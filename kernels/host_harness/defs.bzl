@@ -2,13 +2,13 @@
 
 host_harness_variant(name, copts, linkopts) defines, for that variant:
   <name>_kernel     kernels/mrope_kernel.cu compiled as C++ with the prelude + LaunchMropeKernel
-  <name>_test_lib   kernels/mrope_kernel_test.cc against the harness (the unmodified GPU tests)
+  <name>_test_lib   tests/kernels/mrope_kernel_test.cc against the harness (the unmodified GPU tests)
   <name>_planted    planted_bugs_test.cc: the harness must report each planted bug
 Tests are declared by the caller (BUILD.bazel) so that each chooses its arguments.
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
-load("//kernels:kernel_test.bzl", "KERNEL_TEST_DATA", "KERNEL_TEST_DEPS")
+load("//tests/kernels:kernel_test.bzl", "KERNEL_TEST_DATA", "KERNEL_TEST_DEPS")
 
 # Every variant checks the alignment of every typed access (16-byte vectors included), and
 # keeps the CPU reference's no-contraction rule.
@@ -41,7 +41,7 @@ def host_harness_variant(name, copts = [], linkopts = [], tags = []):
     cc_library(
         name = name + "_test_lib",
         testonly = True,
-        srcs = ["//kernels:mrope_kernel_test.cc"],
+        srcs = ["//tests/kernels:mrope_kernel_test.cc"],
         copts = BASE_COPTS + copts,
         linkopts = BASE_LINKOPTS + linkopts,
         tags = tags,

@@ -1,5 +1,5 @@
-"""What kernels/mrope_kernel_test.cc needs besides its backend (the GPU build in
-kernels/BUILD.bazel, or the host execution harness in kernels/host_harness/defs.bzl)."""
+"""What tests/kernels/mrope_kernel_test.cc needs besides its backend (the GPU build in
+tests/kernels/BUILD.bazel, or the host execution harness in kernels/host_harness/defs.bzl)."""
 
 KERNEL_TEST_DEPS = [
     "//kernels:mrope_kernel_args",
