@@ -42,7 +42,7 @@ for b in "${binaries[@]}"; do  # ldd on Bazel's copy: its RUNPATH finds Bazel's 
       exit 1
     fi
     cp -L "$path" "$bundle/lib/$name"
-  done < <(deps "$bazel_bin/kernels/$b")
+  done < <(deps "$bazel_bin/$b")
 done
 chmod u+w "$bundle"/lib/*
 patchelf --set-rpath '$ORIGIN/../lib' "$bundle"/bin/*
