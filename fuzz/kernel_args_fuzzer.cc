@@ -30,7 +30,6 @@ namespace {
 constexpr uint64_t kBase = uint64_t{1} << 40;  // where the made-up buffers start
 constexpr int64_t kMaxRowsChecked = 1 << 14;
 
-int64_t ElementSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
 
 // q, k or anything else at kBase + a byte offset; k may start inside q (a fused qkv buffer).
 HeadsView ReadView(FuzzInput& in, int32_t head_dim, uint64_t other) {

@@ -7,6 +7,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 namespace mrope {
 namespace kernel_internal {
 

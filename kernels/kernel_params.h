@@ -20,9 +20,6 @@ inline constexpr int kMaxTokensPerBlock = 16;
 // cos/sin slots in shared memory: tokens_per_block * (rotary_dim / 2) <= kSharedPairs.
 inline constexpr int kSharedPairs = 512;
 
-// Bytes per stored element.
-inline int DTypeSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
-
 enum class PositionSource : uint8_t {
   kPlanarInt32 = 0,
   kPlanarInt64 = 1,

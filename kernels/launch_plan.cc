@@ -75,7 +75,7 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   p.error_flag = args.error_flag;
 
   // Access width: a unit is two vectors (one per half of the rotary dims) of `vec` elements.
-  const int vec = kVectorBytes / DTypeSize(plan.dtype);
+  const int vec = kVectorBytes / ElementSize(plan.dtype);
   plan.vectorized =
       num_pairs % vec == 0 && VectorAligned(args.q, vec) && VectorAligned(args.k, vec);
   const int units = plan.vectorized ? num_pairs / vec : num_pairs;

@@ -17,8 +17,6 @@
 namespace mrope {
 namespace {
 
-using kernel_internal::DTypeSize;
-
 std::string Hex(const void* p) { return absl::StrFormat("%p", p); }
 
 // *out = a * b + c, or false on int64 overflow.
@@ -110,7 +108,7 @@ absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ".dtype=", static_cast<int>(v.dtype), " is not fp32, bf16 or fp16"));
   }
-  const int64_t element_size = DTypeSize(v.dtype);
+  const int64_t element_size = ElementSize(v.dtype);
   if (!Aligned(v.data, element_size)) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, ".data=", Hex(v.data), " is not aligned to its element size ", element_size));
@@ -157,7 +155,6 @@ absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim) {
   }
   return absl::OkStatus();
 }
-
 
 absl::Status ValidatePlanar(const PositionsView& pos, int64_t num_tokens) {
   if (pos.num_tokens != num_tokens) {

@@ -104,7 +104,6 @@ struct Thread {
   State state = State::kRunnable;
   const char* barrier_file = nullptr;  // where it waits
   int barrier_line = 0;
-  uint64_t barrier_instance = 0;
 };
 
 thread_local Thread* current_thread = nullptr;
@@ -119,7 +118,7 @@ char barrier_sync[2];
 class BlockRunner {
  public:
   BlockRunner(dim3 grid, dim3 block, const std::function<void()>& body, const Options& options)
-      : grid_(grid), block_(block), body_(body), options_(options) {
+      : body_(body), options_(options) {
     const uint32_t count = block.x * block.y * block.z;
     static std::vector<std::unique_ptr<Fiber>>* pool = new std::vector<std::unique_ptr<Fiber>>;
     while (pool->size() < count) pool->push_back(std::make_unique<Fiber>(kFiberStackBytes));
@@ -204,8 +203,6 @@ class BlockRunner {
     return std::string(t.barrier_file) + ":" + std::to_string(t.barrier_line);
   }
 
-  const dim3 grid_;
-  const dim3 block_;
   const std::function<void()>& body_;
   const Options options_;
   std::vector<Thread> threads_;

@@ -57,7 +57,7 @@ absl::Status ValidateHeads(const HeadsView& v, absl::string_view name, const Rot
   if (num_tokens == 0 || v.num_heads == 0) return absl::OkStatus();
   if (v.data == nullptr) return absl::InvalidArgumentError(absl::StrCat(name, ".data is null"));
   int64_t extent = v.head_dim;
-  const int64_t element_bytes = v.dtype == DType::kFloat32 ? 4 : 2;
+  const int64_t element_bytes = ElementSize(v.dtype);
   if (!AddExtent(num_tokens - 1, v.token_stride, &extent) ||
       !AddExtent(v.num_heads - 1, v.head_stride, &extent) || extent > kInt64Max / element_bytes) {
     return absl::InvalidArgumentError(

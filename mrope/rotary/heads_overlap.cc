@@ -10,8 +10,6 @@
 namespace mrope {
 namespace {
 
-int64_t ElementSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
-
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 // Elements from v.data to one past the last element v addresses (0 for an empty view).

@@ -15,6 +15,9 @@ enum class DType : uint8_t {
   kFloat16 = 2,
 };
 
+// Bytes per stored element.
+inline constexpr int ElementSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
+
 // q [T][H][D] or k [T][Hk][D], e.g. a slice of a fused qkv buffer:
 // element (t, h, d) is at data + t * token_stride + h * head_stride + d.
 struct HeadsView {

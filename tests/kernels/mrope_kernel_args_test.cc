@@ -48,7 +48,7 @@ RotarySpec MakeSpec(int head_dim, int rotary_dim, RotaryLayout layout) {
 
 // q and k as slices of a fused qkv buffer [T][(Hq + 2 Hk) * D].
 MropeKernelArgs FusedArgs(DType dtype, int64_t num_tokens, int hq, int hk, int head_dim) {
-  const int element_size = dtype == DType::kFloat32 ? 4 : 2;
+  const int element_size = ElementSize(dtype);
   const int64_t token_stride = int64_t{hq + 2 * hk} * head_dim;
   MropeKernelArgs args;
   args.q = {At(kQkv), dtype, num_tokens, hq, head_dim, token_stride, head_dim};

@@ -52,8 +52,6 @@ bool GpuRequired() {
     GTEST_SKIP() << "no CUDA device on this machine: " << no_device;               \
   }
 
-int ElementSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
-
 const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
