@@ -109,14 +109,18 @@ void BuildFromTokenIds(benchmark::State& state, std::vector<std::vector<Span>> p
   batch.batch_size = rows.size();
   for (const auto& r : rows) batch.seq_len = std::max<int64_t>(batch.seq_len, r.size());
   int64_t real = 0;
+  std::vector<int64_t> ids;  // what the batch views
+  std::vector<int64_t> mask;
   for (const auto& r : rows) {
     const int64_t pad = batch.seq_len - r.size();
-    batch.input_ids.insert(batch.input_ids.end(), pad, 151643);
-    batch.input_ids.insert(batch.input_ids.end(), r.begin(), r.end());
-    batch.attention_mask.insert(batch.attention_mask.end(), pad, 0);
-    batch.attention_mask.insert(batch.attention_mask.end(), r.size(), 1);
+    ids.insert(ids.end(), pad, 151643);
+    ids.insert(ids.end(), r.begin(), r.end());
+    mask.insert(mask.end(), pad, 0);
+    mask.insert(mask.end(), r.size(), 1);
     real += r.size();
   }
+  batch.input_ids = ids;
+  batch.attention_mask = mask;
   std::vector<int64_t> out;
   for (auto _ : state) {
     auto plan = PlanBatch(config, batch);

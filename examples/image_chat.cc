@@ -67,9 +67,10 @@ absl::Status Run() {
 
   mrope::Prompt prompt;
   const mrope::Grid grid = {1, 16, 20};
-  prompt.batch.input_ids = ChatPrompt(grid.t * grid.h * grid.w / 4);
+  const std::vector<int64_t> ids = ChatPrompt(grid.t * grid.h * grid.w / 4);
+  prompt.batch.input_ids = ids;  // the batch borrows ids for the calls below
   prompt.batch.batch_size = 1;
-  prompt.batch.seq_len = prompt.batch.input_ids.size();
+  prompt.batch.seq_len = ids.size();
   prompt.batch.media.image_grid_thw = {grid};
 
   auto plan = service->Plan(prompt);

@@ -461,6 +461,8 @@ void RunBatch(const ModelConfig& config, const PositionLimits& limits, uint8_t f
   const bool no_mask = (flags & kFlagNoMask) != 0;
   batch.batch_size = ids.size();
   batch.seq_len = seq_len;
+  std::vector<int64_t> flat_ids;  // what the batch views
+  std::vector<int64_t> flat_mask;
   for (size_t r = 0; r < ids.size(); ++r) {
     // Equalize lengths: padding (mask 0), or text tokens when there is no mask.
     const size_t pad = seq_len - ids[r].size();
@@ -469,11 +471,11 @@ void RunBatch(const ModelConfig& config, const PositionLimits& limits, uint8_t f
     const auto mask_at = (flags & kFlagRightPad) ? masks[r].end() : masks[r].begin();
     ids[r].insert(at, pad, fill_id);
     masks[r].insert(mask_at, pad, no_mask ? 1 : 0);
-    batch.input_ids.insert(batch.input_ids.end(), ids[r].begin(), ids[r].end());
-    if (!no_mask) {
-      batch.attention_mask.insert(batch.attention_mask.end(), masks[r].begin(), masks[r].end());
-    }
+    flat_ids.insert(flat_ids.end(), ids[r].begin(), ids[r].end());
+    if (!no_mask) flat_mask.insert(flat_mask.end(), masks[r].begin(), masks[r].end());
   }
+  batch.input_ids = flat_ids;
+  batch.attention_mask = flat_mask;
   auto plan = PlanBatch(config, batch, limits);
   if (!plan.ok()) return;
   FUZZ_CHECK(static_cast<int64_t>(plan->rows.size()) == plan->batch_size, "plan rows");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/position_buffer.h"
@@ -17,11 +18,15 @@
 
 namespace mrope {
 
+// A padded batch as HF processors give it. It borrows the caller's memory: input_ids and
+// attention_mask view buffers that the caller keeps alive (and unchanged) for the duration of
+// every call given the batch; no plan or result refers to them afterwards. Callers that build
+// the ids keep the vectors next to the batch (e.g. Prompt's owned_tokens in the service).
 struct PromptBatch {
   int64_t batch_size = 0;
   int64_t seq_len = 0;
-  std::vector<int64_t> input_ids;       // [B][L], row-major
-  std::vector<int64_t> attention_mask;  // [B][L] of 0/1, or empty for all ones
+  absl::Span<const int64_t> input_ids;       // [B][L], row-major
+  absl::Span<const int64_t> attention_mask;  // [B][L] of 0/1, or empty for all ones
   MediaInputs media;
 };
 

@@ -14,6 +14,7 @@
 // mrope.PositionRequest / mrope.PositionResponse protos (proto/mrope.proto).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -37,6 +38,10 @@ namespace mrope {
 struct Prompt {
   PromptBatch batch;  // batch_size == 0: not given
   std::vector<std::vector<Span>> sequences;
+  // The memory batch.input_ids and batch.attention_mask view when the prompt owns it
+  // (PromptFromProto flattens the request's rows into it: ids, then mask); null when they view
+  // the caller's memory. Shared, so that copies of the prompt stay valid.
+  std::shared_ptr<const std::vector<int64_t>> owned_tokens;
 };
 
 // Token indices [begin, end) of every row's own tokens (padding removed), as a runtime serving

@@ -1,11 +1,13 @@
 #include "mrope/service/proto_convert.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "mrope/common/status_macros.h"
 
 namespace mrope {
@@ -13,10 +15,9 @@ namespace {
 
 Grid GridFromProto(const GridThw& g) { return {g.t(), g.h(), g.w()}; }
 
-// Rows of one length L, flattened row-major.
-absl::StatusOr<std::vector<int64_t>> FlattenRows(
-    const google::protobuf::RepeatedPtrField<TokenRow>& rows, int64_t length,
-    absl::string_view path) {
+// Appends rows of one length L to `flat`, row-major.
+absl::Status AppendRows(const google::protobuf::RepeatedPtrField<TokenRow>& rows, int64_t length,
+                        absl::string_view path, std::vector<int64_t>& flat) {
   // Hardening (tests/regression/service_regression_test.cc): reserving rows * length
   // before checking the rows let one long row and many empty ones (a 196 KB request) ask for
   // 32 GB. With every row checked first, the reservation is what the request really holds.
@@ -27,28 +28,32 @@ absl::StatusOr<std::vector<int64_t>> FlattenRows(
           " (rows are padded to one length; attention_mask marks the padding)"));
     }
   }
-  std::vector<int64_t> flat;
-  flat.reserve(rows.size() * length);
+  flat.reserve(flat.size() + rows.size() * length);
   for (const TokenRow& row : rows) flat.insert(flat.end(), row.ids().begin(), row.ids().end());
-  return flat;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<PromptBatch> BatchFromProto(const PromptInputs& inputs) {
-  PromptBatch batch;
+// The request's batch, its ids and mask flattened into prompt.owned_tokens.
+absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
+  PromptBatch& batch = prompt.batch;
   batch.batch_size = inputs.input_ids_size();
   batch.seq_len = inputs.input_ids(0).ids_size();
-  MROPE_ASSIGN_OR_RETURN(batch.input_ids,
-                         FlattenRows(inputs.input_ids(), batch.seq_len, "inputs.input_ids"));
+  auto tokens = std::make_shared<std::vector<int64_t>>();
+  MROPE_RETURN_IF_ERROR(
+      AppendRows(inputs.input_ids(), batch.seq_len, "inputs.input_ids", *tokens));
+  const size_t num_ids = tokens->size();
   if (inputs.attention_mask_size() != 0) {
     if (inputs.attention_mask_size() != inputs.input_ids_size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("inputs.attention_mask has ", inputs.attention_mask_size(),
                        " rows, input_ids has ", inputs.input_ids_size()));
     }
-    MROPE_ASSIGN_OR_RETURN(
-        batch.attention_mask,
-        FlattenRows(inputs.attention_mask(), batch.seq_len, "inputs.attention_mask"));
+    MROPE_RETURN_IF_ERROR(
+        AppendRows(inputs.attention_mask(), batch.seq_len, "inputs.attention_mask", *tokens));
   }
+  batch.input_ids = absl::MakeConstSpan(*tokens).subspan(0, num_ids);
+  batch.attention_mask = absl::MakeConstSpan(*tokens).subspan(num_ids);
+  prompt.owned_tokens = std::move(tokens);
   MediaInputs& media = batch.media;
   for (const GridThw& g : inputs.image_grid_thw()) media.image_grid_thw.push_back(GridFromProto(g));
   for (const GridThw& g : inputs.video_grid_thw()) media.video_grid_thw.push_back(GridFromProto(g));
@@ -59,7 +64,7 @@ absl::StatusOr<PromptBatch> BatchFromProto(const PromptInputs& inputs) {
   media.audio_feature_lengths.assign(inputs.audio_feature_lengths().begin(),
                                      inputs.audio_feature_lengths().end());
   media.use_audio_in_video = inputs.use_audio_in_video();
-  return batch;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path) {
@@ -115,7 +120,7 @@ absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request) {
   }
   Prompt prompt;
   if (has_inputs) {
-    MROPE_ASSIGN_OR_RETURN(prompt.batch, BatchFromProto(request.inputs()));
+    MROPE_RETURN_IF_ERROR(BatchFromProto(request.inputs(), prompt));
     return prompt;
   }
   for (int i = 0; i < request.sequences_size(); ++i) {

@@ -40,9 +40,15 @@ py::array AsNumericArray(py::handle object, const char* name, const char* kinds)
   return array;
 }
 
+// `array` as a C-contiguous array of T: itself when it is one, else a converted copy.
+template <typename T>
+py::array_t<T> Contiguous(const py::array& array) {
+  return py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(array);
+}
+
 template <typename T>
 std::vector<T> Values(const py::array& array) {
-  const auto cast = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(array);
+  const py::array_t<T> cast = Contiguous<T>(array);
   return std::vector<T>(cast.data(), cast.data() + cast.size());
 }
 
@@ -52,11 +58,8 @@ void ThrowIfError(const absl::Status& status) {
   if (!status.ok()) throw py::value_error(std::string(status.message()));
 }
 
-std::vector<int64_t> ReadInt64Array(py::handle object, const char* name,
-                                    std::vector<int64_t>* shape) {
-  const py::array array = AsNumericArray(object, name, "biu");
-  shape->assign(array.shape(), array.shape() + array.ndim());
-  return Values<int64_t>(array);
+py::array_t<int64_t> ReadInt64Array(py::handle object, const char* name) {
+  return Contiguous<int64_t>(AsNumericArray(object, name, "biu"));
 }
 
 std::vector<Grid> ReadGrids(py::handle object, const char* name) {
@@ -85,13 +88,12 @@ std::vector<float> ReadFloats(py::handle object, const char* name) {
 
 std::vector<int64_t> ReadInt64s(py::handle object, const char* name) {
   if (object.is_none()) return {};
-  std::vector<int64_t> shape;
-  std::vector<int64_t> values = ReadInt64Array(object, name, &shape);
-  if (shape.size() > 1) {
-    throw py::value_error(absl::StrCat(name, ": expected a flat list, got ", shape.size(),
+  const py::array_t<int64_t> array = ReadInt64Array(object, name);
+  if (array.ndim() > 1) {
+    throw py::value_error(absl::StrCat(name, ": expected a flat list, got ", array.ndim(),
                                        " dimensions"));
   }
-  return values;
+  return std::vector<int64_t>(array.data(), array.data() + array.size());
 }
 
 }  // namespace python

@@ -2,7 +2,8 @@
 #define MROPE_PYTHON_SRC_CONVERT_H_
 
 // Conversions between numpy and mrope's C++ types for the extension module: inputs are read
-// from anything numpy.asarray takes (numpy arrays, lists, CPU tensors with __array__) and
+// from anything numpy.asarray takes (numpy arrays, lists, CPU tensors with __array__); token
+// ids and masks are read in place when they are C-contiguous int64, the small media lists are
 // copied into mrope's vectors; outputs are moved into a heap object that a capsule owns, so the
 // returned numpy arrays alias mrope's own buffers (no copy). Bad input throws ValueError naming
 // the argument.
@@ -29,9 +30,9 @@ T ValueOrThrow(absl::StatusOr<T> value) {
   return *std::move(value);
 }
 
-// An integer (or bool) array as int64 values in C order; `shape` receives its dimensions.
-std::vector<int64_t> ReadInt64Array(pybind11::handle object, const char* name,
-                                    std::vector<int64_t>* shape);
+// An integer (or bool) array as a C-contiguous int64 numpy array: `object` itself when it is
+// one (no copy), else a converted copy. Views of it stay valid while the returned array lives.
+pybind11::array_t<int64_t> ReadInt64Array(pybind11::handle object, const char* name);
 
 // None or an empty list: no grids; otherwise an [N, 3] integer array of (t, h, w).
 std::vector<Grid> ReadGrids(pybind11::handle object, const char* name);

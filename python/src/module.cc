@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
@@ -40,26 +41,37 @@ auto WithPositionType(bool float_positions, Fn&& fn) {
 }
 
 // A padded batch as HF processors give it ([B, L] ids, optional mask, the batch's media lists).
-PromptBatch ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
-                      py::handle attention_mask, py::handle second_per_grid_ts,
-                      py::handle video_second_per_grid, py::handle audio_feature_lengths,
-                      bool use_audio_in_video) {
-  PromptBatch batch;
-  std::vector<int64_t> shape;
-  batch.input_ids = ReadInt64Array(input_ids, "input_ids", &shape);
-  if (shape.size() != 2) {
+// prompt.batch views the numpy arrays held here (the caller's own when they are C-contiguous
+// int64, else converted copies), so they live as long as the batch is in use.
+struct BatchInput {
+  py::array_t<int64_t> input_ids;
+  py::array_t<int64_t> attention_mask;  // empty when not given
+  Prompt prompt;
+};
+
+BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
+                     py::handle attention_mask, py::handle second_per_grid_ts,
+                     py::handle video_second_per_grid, py::handle audio_feature_lengths,
+                     bool use_audio_in_video) {
+  BatchInput in;
+  in.input_ids = ReadInt64Array(input_ids, "input_ids");
+  if (in.input_ids.ndim() != 2) {
     throw py::value_error(absl::StrCat("input_ids: expected a 2-D [batch, length] array, got ",
-                                       shape.size(), " dimensions"));
+                                       in.input_ids.ndim(), " dimensions"));
   }
-  batch.batch_size = shape[0];
-  batch.seq_len = shape[1];
+  PromptBatch& batch = in.prompt.batch;
+  batch.batch_size = in.input_ids.shape(0);
+  batch.seq_len = in.input_ids.shape(1);
+  batch.input_ids = absl::MakeConstSpan(in.input_ids.data(), in.input_ids.size());
   if (!attention_mask.is_none()) {
-    std::vector<int64_t> mask_shape;
-    batch.attention_mask = ReadInt64Array(attention_mask, "attention_mask", &mask_shape);
-    if (mask_shape != shape) {
+    in.attention_mask = ReadInt64Array(attention_mask, "attention_mask");
+    if (in.attention_mask.ndim() != 2 || in.attention_mask.shape(0) != batch.batch_size ||
+        in.attention_mask.shape(1) != batch.seq_len) {
       throw py::value_error(absl::StrCat("attention_mask: expected the shape of input_ids [",
-                                         shape[0], ", ", shape[1], "]"));
+                                         batch.batch_size, ", ", batch.seq_len, "]"));
     }
+    batch.attention_mask =
+        absl::MakeConstSpan(in.attention_mask.data(), in.attention_mask.size());
   }
   MediaInputs& media = batch.media;
   media.image_grid_thw = ReadGrids(image_grid_thw, "image_grid_thw");
@@ -68,7 +80,7 @@ PromptBatch ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handl
   media.video_second_per_grid = ReadFloats(video_second_per_grid, "video_second_per_grid");
   media.audio_feature_lengths = ReadInt64s(audio_feature_lengths, "audio_feature_lengths");
   media.use_audio_in_video = use_audio_in_video;
-  return batch;
+  return in;
 }
 
 template <typename Out>
@@ -191,14 +203,13 @@ class Model {
                 py::handle attention_mask, py::handle second_per_grid_ts,
                 py::handle video_second_per_grid, py::handle audio_feature_lengths,
                 bool use_audio_in_video) const {
-    Prompt prompt;
-    prompt.batch = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
-                             second_per_grid_ts, video_second_per_grid, audio_feature_lengths,
-                             use_audio_in_video);
+    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
+                                    second_per_grid_ts, video_second_per_grid,
+                                    audio_feature_lengths, use_audio_in_video);
     absl::StatusOr<BatchPlan> plan;
     {
       py::gil_scoped_release release;
-      plan = service_->Plan(prompt);
+      plan = service_->Plan(in.prompt);
     }
     return Plan(service_, ValueOrThrow(std::move(plan)));
   }
@@ -207,16 +218,15 @@ class Model {
                          py::handle video_grid_thw, py::handle attention_mask,
                          py::handle second_per_grid_ts, py::handle video_second_per_grid,
                          py::handle audio_feature_lengths, bool use_audio_in_video) const {
-    Prompt prompt;
-    prompt.batch = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
-                             second_per_grid_ts, video_second_per_grid, audio_feature_lengths,
-                             use_audio_in_video);
+    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
+                                    second_per_grid_ts, video_second_per_grid,
+                                    audio_feature_lengths, use_audio_in_video);
     return WithPositionType(service_->float_positions(), [&](auto zero) {
       using Out = decltype(zero);
       absl::StatusOr<PositionResult<Out>> computed;
       {
         py::gil_scoped_release release;
-        computed = service_->Compute<Out>(prompt, OutputOptions());
+        computed = service_->Compute<Out>(in.prompt, OutputOptions());
       }
       PositionResult<Out> result = ValueOrThrow(std::move(computed));
       const auto rows = static_cast<py::ssize_t>(result.mrope_position_deltas.size());

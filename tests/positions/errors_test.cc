@@ -33,20 +33,20 @@ std::vector<int64_t> ImageBlock(int n, int64_t media = kImage) {
 }
 
 // The error message of planning `batch` (empty when it plans fine).
-std::string Plan(absl::string_view preset, const PromptBatch& batch) {
-  return std::string(PlanBatch(Preset(preset), batch).status().message());
+std::string Plan(absl::string_view preset, const TestBatch& batch) {
+  return std::string(PlanBatch(Preset(preset), batch.View()).status().message());
 }
 
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
 
 TEST(Errors, RowEndingInVisionStart) {
-  PromptBatch batch = OneRow({kText, kText, kVisionStart});
+  TestBatch batch = OneRow({kText, kText, kVisionStart});
   batch.media.image_grid_thw = {{1, 2, 2}};
   EXPECT_THAT(Plan("qwen2_vl", batch), HasSubstr("row 0, token 2: row ends in vision_start"));
 }
 
 TEST(Errors, BlockTokenCountDiffersFromGrid) {
-  PromptBatch batch = OneRow(ImageBlock(3));
+  TestBatch batch = OneRow(ImageBlock(3));
   batch.media.image_grid_thw = {{1, 4, 4}};  // 4 tokens after the 2x2 merge
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("image block has 3 tokens but image_grid_thw[0] gives 4"));
@@ -56,21 +56,21 @@ TEST(Errors, MoreBlocksThanGrids) {
   std::vector<int64_t> ids = ImageBlock(1);
   const auto second = ImageBlock(1);
   ids.insert(ids.end(), second.begin(), second.end());
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.image_grid_thw = {{1, 2, 2}};
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("image block 2 but image_grid_thw has 1 entries"));
 }
 
 TEST(Errors, GridsLeftOver) {
-  PromptBatch batch = OneRow(ImageBlock(1));
+  TestBatch batch = OneRow(ImageBlock(1));
   batch.media.image_grid_thw = {{1, 2, 2}, {1, 2, 2}};
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("image_grid_thw has 2 entries but the prompt uses 1 (1 left over)"));
 }
 
 TEST(Errors, GridNotDivisibleByMergeSize) {
-  PromptBatch batch = OneRow(ImageBlock(1));
+  TestBatch batch = OneRow(ImageBlock(1));
   batch.media.image_grid_thw = {{1, 3, 4}};
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("h and w must be divisible by spatial_merge_size 2"));
@@ -78,7 +78,7 @@ TEST(Errors, GridNotDivisibleByMergeSize) {
 
 TEST(Errors, ZeroOrNegativeGridValues) {
   for (const Grid grid : {Grid{0, 2, 2}, Grid{1, -2, 2}}) {
-    PromptBatch batch = OneRow(ImageBlock(1));
+    TestBatch batch = OneRow(ImageBlock(1));
     batch.media.image_grid_thw = {grid};
     EXPECT_THAT(Plan("qwen2_vl", batch), HasSubstr("must be positive"));
   }
@@ -97,7 +97,7 @@ TEST(Errors, HugeGridsAreRefusedBeforeAnyAllocation) {
   seq = SequencePositions::Create(Preset("qwen2_vl"), {Span::Image({4, 20, 20})}, limits);
   EXPECT_THAT(Message(seq.status()),
               HasSubstr("grid 4x20x20 makes 400 tokens, over max_grid_tokens = 100"));
-  PromptBatch batch = OneRow({kText});
+  TestBatch batch = OneRow({kText});
   batch.batch_size = int64_t{1} << 40;
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("batch_size must be in [1, max_batch_rows = 4096], got 1099511627776"));
@@ -106,13 +106,13 @@ TEST(Errors, HugeGridsAreRefusedBeforeAnyAllocation) {
 TEST(Errors, BadSecondsPerGrid) {
   std::vector<int64_t> ids = ImageBlock(1, kVideo);
   for (const float bad : {std::nanf(""), std::numeric_limits<float>::infinity(), -0.5f}) {
-    PromptBatch batch = OneRow(ids);
+    TestBatch batch = OneRow(ids);
     batch.media.video_grid_thw = {{1, 2, 2}};
     batch.media.second_per_grid_ts = {bad};
     EXPECT_THAT(Plan("qwen2_5_vl", batch),
                 HasSubstr("second_per_grid_ts[0] must be finite and >= 0"));
   }
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.video_grid_thw = {{1, 2, 2}};
   batch.media.second_per_grid_ts = {1.0f, 2.0f};
   EXPECT_THAT(Plan("qwen2_5_vl", batch),
@@ -120,7 +120,7 @@ TEST(Errors, BadSecondsPerGrid) {
 }
 
 TEST(Errors, AttentionMaskShapeAndValues) {
-  PromptBatch batch = OneRow({kText, kText});
+  TestBatch batch = OneRow({kText, kText});
   batch.attention_mask = {1};
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("attention_mask has 1 entries, expected the shape of input_ids [1][2]"));
@@ -132,7 +132,7 @@ TEST(Errors, AttentionMaskShapeAndValues) {
 // Ids are vocabulary indices: negative ids (e.g. the -100 of label masks) and ids above
 // kMaxTokenId are refused wherever they sit, not taken as text.
 TEST(Errors, TokenIdsOutsideTheVocabularyRange) {
-  PromptBatch batch = OneRow({kText, -5, kText});
+  TestBatch batch = OneRow({kText, -5, kText});
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("row 0, token 1: input_ids value -5 is not a token id"));
 
@@ -167,14 +167,14 @@ TEST(Errors, TokenIdsOutsideTheVocabularyRange) {
 }
 
 TEST(Errors, MediaTokenOutsideAVisionBlock) {
-  PromptBatch batch = OneRow({kText, kImage, kText});
+  TestBatch batch = OneRow({kText, kImage, kText});
   batch.media.image_grid_thw = {{1, 2, 2}};
   EXPECT_THAT(Plan("qwen2_vl", batch),
               HasSubstr("row 0, token 1: media token 151655 outside a block"));
 }
 
 TEST(Errors, Qwen3VlVideoWrittenAsOneBlockOfSeveralFrames) {
-  PromptBatch batch = OneRow(ImageBlock(3, kVideo));  // 3 frames of 1 token in one block
+  TestBatch batch = OneRow(ImageBlock(3, kVideo));  // 3 frames of 1 token in one block
   batch.media.video_grid_thw = {{3, 2, 2}};
   EXPECT_THAT(Plan("qwen3_vl", batch),
               HasSubstr("video_grid_thw[0] (3 frames) is written as one block; qwen3_vl needs "
@@ -195,7 +195,7 @@ TEST(Errors, UnknownModelFamily) {
 TEST(Errors, OmniBlocksMustBeClosed) {
   const int64_t audio_start = 151647;
   const int64_t audio = 151646;
-  PromptBatch batch = OneRow({kText, audio_start, audio, audio});  // no <audio_end>
+  TestBatch batch = OneRow({kText, audio_start, audio, audio});  // no <audio_end>
   batch.media.audio_feature_lengths = {8};  // -> 2 audio tokens
   EXPECT_THAT(Plan("qwen2_5_omni", batch),
               HasSubstr("audio block is not closed by its end marker 151648 (row ends)"));

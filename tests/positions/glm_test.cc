@@ -48,8 +48,8 @@ void Video(std::vector<int64_t>& ids, int frames, int tokens) {
   ids.push_back(kVideoEnd);
 }
 
-std::string Plan(const PromptBatch& batch, absl::string_view preset = "glm4v") {
-  return std::string(PlanBatch(Preset(preset), batch).status().message());
+std::string Plan(const TestBatch& batch, absl::string_view preset = "glm4v") {
+  return std::string(PlanBatch(Preset(preset), batch.View()).status().message());
 }
 
 // README example glm4v/case_001 (`T28 V3x22x34@ts0,1,2 T10`, L = 610): frames at 30, 50, 70
@@ -60,9 +60,9 @@ TEST(Glm, WorkedExampleFromTokenIds) {
   Video(ids, 3, 11 * 17);
   Text(ids, 10);
   ASSERT_EQ(ids.size(), 610u);
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.video_grid_thw = {{3, 22, 34}};
-  auto plan = PlanBatch(Preset("glm4v"), batch);
+  auto plan = PlanBatch(Preset("glm4v"), batch.View());
   ASSERT_TRUE(plan.ok()) << plan.status();
   const SequencePositions& seq = plan->rows[0];
   const auto all = AllPositions(seq);
@@ -105,7 +105,7 @@ TEST(Glm, SpansGiveTheSamePositions) {
 // GLM-4.5V reads its own ids (151363 image, 151364 video) with GLM-4.1V's rules.
 TEST(Glm, Glm45vUsesItsOwnImageId) {
   std::vector<int64_t> ids = {kText, kImageStart, 151363, 151363, 151363, 151363, kImageEnd};
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.image_grid_thw = {{1, 4, 4}};
   EXPECT_EQ(Plan(batch, "glm4v_moe"), "");
   EXPECT_THAT(Plan(batch, "glm4v"),
@@ -118,7 +118,7 @@ TEST(Glm, OpenImageAndOpenLastFrame) {
   std::vector<int64_t> image;
   Text(image, 2);
   ImageBlock(image, 4, /*closed=*/false);
-  PromptBatch batch = OneRow(image);
+  TestBatch batch = OneRow(image);
   batch.media.image_grid_thw = {{1, 4, 4}};
   EXPECT_EQ(Plan(batch), "");
 
@@ -136,7 +136,7 @@ TEST(Glm, ImageCutInsideItsTokens) {
   std::vector<int64_t> ids;
   Text(ids, 2);
   ImageBlock(ids, 3, /*closed=*/false);
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.image_grid_thw = {{1, 4, 4}};
   EXPECT_THAT(Plan(batch), HasSubstr("row 0, token 2: image block has 3 tokens but "
                                      "image_grid_thw[0] gives 4"));
@@ -149,7 +149,7 @@ TEST(Glm, VideoCutBetweenFrames) {
   std::vector<int64_t> ids = {kVideoStart};
   ImageBlock(ids, 2);
   Text(ids, 1);
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.video_grid_thw = {{2, 2, 4}};
   EXPECT_THAT(Plan(batch), HasSubstr("row 0, token 6: row ends inside the video opened at "
                                      "token 0 after 1 frames, but video_grid_thw[0] has t = 2"));
@@ -170,7 +170,7 @@ TEST(Glm, VideoCutBetweenFrames) {
 TEST(Glm, MoreFramesThanTheGrid) {
   std::vector<int64_t> ids;
   Video(ids, 3, 2);
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.video_grid_thw = {{2, 2, 4}};
   EXPECT_THAT(Plan(batch), HasSubstr("row 0, token 11: frame 3 of the video opened at token 0, "
                                      "but video_grid_thw[0] has t = 2"));
@@ -183,14 +183,14 @@ TEST(Glm, FramesWithNothingBetween) {
   ids.insert(ids.end(), 4, kImage);
   ids.push_back(kImageEnd);
   ids.push_back(kVideoEnd);
-  PromptBatch batch = OneRow(ids);
+  TestBatch batch = OneRow(ids);
   batch.media.video_grid_thw = {{2, 2, 4}};
   EXPECT_THAT(Plan(batch), HasSubstr("video frame block has 4 tokens but video_grid_thw[0] "
                                      "(one frame) gives 2"));
 }
 
 TEST(Glm, BracketErrors) {
-  PromptBatch batch = OneRow({kVideoEnd, kText});
+  TestBatch batch = OneRow({kVideoEnd, kText});
   EXPECT_THAT(Plan(batch), HasSubstr("row 0, token 0: video_end with no open video"));
 
   batch = OneRow({kVideoStart, kText, kVideoStart});
@@ -204,7 +204,7 @@ TEST(Glm, BracketErrors) {
 
 // The processor never writes the video id: frames are image tokens.
 TEST(Glm, VideoTokenIdInThePrompt) {
-  PromptBatch batch = OneRow({kText, kVideo, kText});
+  TestBatch batch = OneRow({kText, kVideo, kText});
   batch.media.video_grid_thw = {{1, 2, 2}};
   EXPECT_THAT(Plan(batch), HasSubstr("row 0, token 1: video_token_id 151344 in the prompt: "
                                      "glm4v writes video frames with image_token_id 151343"));

@@ -27,7 +27,7 @@ TEST(Windows, AnyWindowEqualsTheSliceOfTheWholePrompt) {
     for (const std::string& file : testing::GoldenCaseFiles(key)) {
       const testing::GoldenCase golden = testing::ReadGoldenCase(key, file);
       SCOPED_TRACE(golden.path);
-      auto plan = PlanBatch(golden.model.positions, golden.batch);
+      auto plan = PlanBatch(golden.model.positions, golden.prompt.batch);
       ASSERT_TRUE(plan.ok()) << plan.status();
       for (const SequencePositions& seq : plan->rows) {
         const int64_t n = seq.num_tokens();
@@ -95,8 +95,8 @@ TEST(Windows, PackedSequencesAreBackToBackWithCuSeqlens) {
 TEST(Windows, RightPaddingAndLeftPaddingGiveTheSameRealPositions) {
   constexpr int64_t kVs = 151652, kVe = 151653, kImg = 151655, kPad = 151643;
   const std::vector<int64_t> row = {7, kVs, kImg, kImg, kVe, 8};
-  PromptBatch left, right;
-  for (PromptBatch* batch : {&left, &right}) {
+  TestBatch left, right;
+  for (TestBatch* batch : {&left, &right}) {
     batch->batch_size = 1;
     batch->seq_len = 8;
     batch->media.image_grid_thw = {{1, 2, 4}};
@@ -107,8 +107,8 @@ TEST(Windows, RightPaddingAndLeftPaddingGiveTheSameRealPositions) {
   right.input_ids = row;
   right.input_ids.insert(right.input_ids.end(), {kPad, kPad});
   right.attention_mask = {1, 1, 1, 1, 1, 1, 0, 0};
-  auto left_plan = PlanBatch(Preset("qwen2_vl"), left);
-  auto right_plan = PlanBatch(Preset("qwen2_vl"), right);
+  auto left_plan = PlanBatch(Preset("qwen2_vl"), left.View());
+  auto right_plan = PlanBatch(Preset("qwen2_vl"), right.View());
   ASSERT_TRUE(left_plan.ok() && right_plan.ok());
   std::vector<int64_t> lp, rp;
   ASSERT_TRUE(FillBatch(*left_plan, lp).ok());
@@ -127,13 +127,13 @@ TEST(Windows, RightPaddingAndLeftPaddingGiveTheSameRealPositions) {
 
 TEST(Windows, GridsAreConsumedAcrossTheBatchInOrder) {
   constexpr int64_t kVs = 151652, kVe = 151653, kImg = 151655;
-  PromptBatch batch;
+  TestBatch batch;
   batch.batch_size = 2;
   batch.seq_len = 4;
   batch.input_ids = {kVs, kImg, kVe, 9,                 // row 0: first grid (1 token)
                      kVs, kImg, kImg, kVe};             // row 1: second grid (2 tokens)
   batch.media.image_grid_thw = {{1, 2, 2}, {1, 2, 4}};
-  auto plan = PlanBatch(Preset("qwen2_vl"), batch);
+  auto plan = PlanBatch(Preset("qwen2_vl"), batch.View());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->rows[0].spans()[0].span.grid.w, 2);
   EXPECT_EQ(plan->rows[1].spans()[0].span.grid.w, 4);

@@ -80,14 +80,14 @@ TEST(WorkedExamples, DecodeAfterAnOpenBlockIsTheSameOnAllAxes) {
 // the batch, padding holds 1 and counts in the maximum, so the 1-token row decodes at 2, 3, 4
 // (vLLM: 1, 2, 3).
 TEST(WorkedExamples, TextOnlyBatchCountsPaddingInTheMaximum) {
-  PromptBatch batch;
+  TestBatch batch;
   batch.batch_size = 3;
   batch.seq_len = 44;
   batch.input_ids.assign(3 * 44, 100);
   batch.attention_mask.assign(3 * 44, 1);
   for (int c = 0; c < 43; ++c) batch.attention_mask[c] = 0;       // row 0: T1
   for (int c = 0; c < 40; ++c) batch.attention_mask[44 + c] = 0;  // row 1: T4
-  auto hf = PlanBatch(Preset("qwen2_5_vl_hf"), batch);
+  auto hf = PlanBatch(Preset("qwen2_5_vl_hf"), batch.View());
   ASSERT_TRUE(hf.ok()) << hf.status();
   std::vector<int64_t> positions;
   ASSERT_TRUE(FillBatch(*hf, positions).ok());
@@ -99,7 +99,7 @@ TEST(WorkedExamples, TextOnlyBatchCountsPaddingInTheMaximum) {
   EXPECT_THAT(Slice(decode, 0, 3), ElementsAre(2, 3, 4));
   EXPECT_THAT(Slice(decode, 3, 6), ElementsAre(4, 5, 6));  // T4: max 3, no quirk
 
-  auto vllm = PlanBatch(Preset("qwen2_5_vl_vllm"), batch);
+  auto vllm = PlanBatch(Preset("qwen2_5_vl_vllm"), batch.View());
   ASSERT_TRUE(vllm.ok()) << vllm.status();
   ASSERT_TRUE(FillDecode(*vllm, 3, decode).ok());
   EXPECT_THAT(Slice(decode, 0, 3), ElementsAre(1, 2, 3));

@@ -21,17 +21,17 @@ namespace {
 using ::testing::HasSubstr;
 
 // B rows of L text tokens.
-PromptBatch TextBatch(int64_t b, int64_t l) {
-  PromptBatch batch;
+TestBatch TextBatch(int64_t b, int64_t l) {
+  TestBatch batch;
   batch.batch_size = b;
   batch.seq_len = l;
   batch.input_ids.assign(b * l, 1000);
   return batch;
 }
 
-std::string PlanError(const PromptBatch& batch, const PositionLimits& limits,
+std::string PlanError(const TestBatch& batch, const PositionLimits& limits,
                       const char* preset = "qwen2_vl") {
-  auto plan = PlanBatch(Preset(preset), batch, limits);
+  auto plan = PlanBatch(Preset(preset), batch.View(), limits);
   EXPECT_FALSE(plan.ok());
   return plan.ok() ? "" : std::string(plan.status().message());
 }
@@ -49,7 +49,7 @@ TEST(LimitsTest, DefaultsServe256kTokenPrompts) {
   EXPECT_GE(limits.max_total_tokens, 8 * limits.max_tokens_per_row);
   EXPECT_GE(limits.max_position, 256 * 1024);
   // A 256k-token text prompt plans and fills under the defaults.
-  auto plan = PlanBatch(Preset("qwen2_5_vl"), TextBatch(1, 256 * 1024));
+  auto plan = PlanBatch(Preset("qwen2_5_vl"), TextBatch(1, 256 * 1024).View());
   ASSERT_TRUE(plan.ok()) << plan.status();
   std::vector<int64_t> positions;
   ASSERT_TRUE(FillBatch(*plan, positions).ok());
@@ -121,7 +121,7 @@ TEST(LimitsTest, MaxDecodeSteps) {
   EXPECT_THAT(status.message(),
               HasSubstr("window end 7 is more than max_decode_steps = 2 past the prompt's 4"));
 
-  auto plan = PlanBatch(Preset("qwen2_vl"), TextBatch(2, 4), limits);
+  auto plan = PlanBatch(Preset("qwen2_vl"), TextBatch(2, 4).View(), limits);
   ASSERT_TRUE(plan.ok());
   std::vector<int64_t> decode;
   EXPECT_THAT(FillDecode(*plan, 3, decode).message(),

@@ -49,12 +49,12 @@ TEST(PositionsRegressionTest, MediaSpanWithAudioTokensIsRefused) {
 // overflow) before any limit was looked at.
 TEST(PositionsRegressionTest, HugeGridValuesAreRefusedBeforeScanning) {
   const ModelConfig config = Preset("qwen2_vl");
-  PromptBatch batch;
+  TestBatch batch;
   batch.batch_size = 1;
   batch.input_ids = {config.tokens.vision_start, config.tokens.image, config.tokens.vision_end};
   batch.seq_len = batch.input_ids.size();
   batch.media.image_grid_thw = {{2062085679382265834, 38, 2}};
-  auto plan = PlanBatch(config, batch);
+  auto plan = PlanBatch(config, batch.View());
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(),
               HasSubstr("image_grid_thw[0] = [2062085679382265834, 38, 2]: 2062085679382265834 "
@@ -66,7 +66,7 @@ TEST(PositionsRegressionTest, HugeGridValuesAreRefusedBeforeScanning) {
   batch.input_ids = {config.tokens.vision_start, config.tokens.video, config.tokens.vision_end};
   batch.media.image_grid_thw.clear();
   batch.media.video_grid_thw = {{1, 2, 10}};
-  plan = PlanBatch(config, batch, limits);
+  plan = PlanBatch(config, batch.View(), limits);
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(),
               HasSubstr("video_grid_thw[0] = [1, 2, 10]: 10 exceeds max_grid_value = 8"));
@@ -81,19 +81,19 @@ TEST(PositionsRegressionTest, SecondsListsAreIgnoredWhereTheFamilyHasNoTimeScale
     SCOPED_TRACE(preset);
     const ModelConfig config = Preset(preset);
     const SpecialTokens& t = config.tokens;
-    PromptBatch batch;
+    TestBatch batch;
     batch.batch_size = 1;
     batch.input_ids = {t.vision_start, t.video, t.vision_end, t.vision_start, t.video,
                        t.vision_end};
     batch.seq_len = batch.input_ids.size();
     batch.media.video_grid_thw = {{1, 2, 2}, {1, 2, 2}};
-    auto expected = PlanBatch(config, batch);
+    auto expected = PlanBatch(config, batch.View());
     ASSERT_TRUE(expected.ok()) << expected.status();
     std::vector<int64_t> want;
     ASSERT_TRUE(FillBatch(*expected, want).ok());
 
     batch.media.video_second_per_grid = {0.5f};
-    auto plan = PlanBatch(config, batch);
+    auto plan = PlanBatch(config, batch.View());
     ASSERT_TRUE(plan.ok()) << plan.status();
     std::vector<int64_t> got;
     ASSERT_TRUE(FillBatch(*plan, got).ok());
@@ -140,11 +140,11 @@ TEST(PositionsRegressionTest, TimeScalesAreBounded) {
 // caller's, and allocated 3 * B * steps positions with B * steps unbounded: one service request
 // with 4096 one-token rows and decode_steps = 2^24 asked for 1.6 TB.
 TEST(PositionsRegressionTest, DecodeOutputIsBoundedBeforeAllocating) {
-  PromptBatch batch;
+  TestBatch batch;
   batch.batch_size = 4096;
   batch.seq_len = 1;
   batch.input_ids.assign(4096, 1000);
-  auto plan = PlanBatch(Preset("qwen2_vl"), batch);
+  auto plan = PlanBatch(Preset("qwen2_vl"), batch.View());
   ASSERT_TRUE(plan.ok()) << plan.status();
   std::vector<int64_t> decode;
   const absl::Status status = FillDecode(*plan, int64_t{1} << 24, decode);
@@ -154,7 +154,7 @@ TEST(PositionsRegressionTest, DecodeOutputIsBoundedBeforeAllocating) {
   // The plan's own limits apply: 4096 rows x 16 steps fits 65536 but not 65535.
   PositionLimits limits;
   limits.max_total_tokens = 65535;
-  plan = PlanBatch(Preset("qwen2_vl"), batch, limits);
+  plan = PlanBatch(Preset("qwen2_vl"), batch.View(), limits);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(FillDecode(*plan, 16, decode).ok());
   plan->limits.max_total_tokens = 65536;

@@ -61,7 +61,7 @@ GoldenCase ReadGoldenCase(const std::string& key, const std::string& file) {
   if (!prompt.ok()) return out;
   out.model = *std::move(model);
   out.request = *std::move(request);
-  out.batch = std::move(prompt->batch);
+  out.prompt = *std::move(prompt);
   if (const google::protobuf::Value* outputs = FindField(*doc, "outputs")) out.outputs = *outputs;
   return out;
 }

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "google/protobuf/struct.pb.h"
-#include "mrope/positions/batch.h"
 #include "mrope/service/model_spec.h"
+#include "mrope/service/position_service.h"
 #include "proto/mrope.pb.h"
 
 namespace mrope::testing {
@@ -26,7 +26,7 @@ struct GoldenCase {
   std::string path;
   ModelSpec model;          // the case's preset with its `config` values
   PositionRequest request;  // the case file read as a request (its `inputs`)
-  PromptBatch batch;        // the request's prompt, for the C++ API
+  Prompt prompt;            // the request's prompt (prompt.batch), for the C++ API
   google::protobuf::Value outputs;
 };
 

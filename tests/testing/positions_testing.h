@@ -44,9 +44,21 @@ Axes<T> AllPositions(const SequencePositions& seq) {
   return Window<T>(seq, 0, seq.num_tokens());
 }
 
+// A PromptBatch with the ids and mask it views (a PromptBatch borrows its caller's memory):
+// tests edit the vectors, then pass View().
+struct TestBatch {
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  std::vector<int64_t> input_ids;
+  std::vector<int64_t> attention_mask;
+  MediaInputs media;
+
+  PromptBatch View() const { return {batch_size, seq_len, input_ids, attention_mask, media}; }
+};
+
 // A batch of one unpadded row of token ids (media lists left for the caller).
-inline PromptBatch OneRow(std::vector<int64_t> ids) {
-  PromptBatch batch;
+inline TestBatch OneRow(std::vector<int64_t> ids) {
+  TestBatch batch;
   batch.batch_size = 1;
   batch.seq_len = static_cast<int64_t>(ids.size());
   batch.input_ids = std::move(ids);
