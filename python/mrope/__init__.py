@@ -9,6 +9,9 @@ convention for the ``qwen2_5_vl_vllm`` preset), for every model family mrope sup
     position_ids, deltas = model.get_rope_index(input_ids, image_grid_thw=grids,
                                                 attention_mask=mask)
 
+``mrope.presets()`` lists the preset names ``Model.from_config`` accepts (every family and its
+variants, such as ``"qwen2_5_vl_hf"`` and ``"qwen2_5_vl_vllm"``).
+
 Inputs are numpy arrays, lists, or torch tensors; outputs are numpy arrays that own mrope's
 buffers (no copy), or torch tensors when torch tensors came in. Bad input raises ValueError
 with mrope's message. The GIL is released while computing, and a Model is immutable, so one
@@ -16,5 +19,6 @@ model serves any number of threads.
 """
 from mrope._model import Model
 from mrope._mrope import Plan
+from mrope._mrope import presets
 
-__all__ = ["Model", "Plan"]
+__all__ = ["Model", "Plan", "presets"]

@@ -5,11 +5,12 @@ import os
 from mrope import _mrope
 from mrope import _tensors
 
-# HF spellings of the Omni arguments -> mrope's names.
-_ALIASES = {"audio_seqlens": "audio_feature_lengths", "second_per_grids": "video_second_per_grid"}
-# The extension's arguments after input_ids and the grids, in its order.
-_PROMPT_ARGS = ("attention_mask", "second_per_grid_ts", "video_second_per_grid",
-                "audio_feature_lengths", "use_audio_in_video")
+
+def _host(values):
+    """``values`` as the extension reads them: torch tensors become numpy arrays."""
+    if not _tensors.torch_loaded():
+        return values
+    return tuple(map(_tensors.to_host, values))
 
 
 class Model:
@@ -71,8 +72,9 @@ class Model:
     def __repr__(self):
         return f"mrope.Model({self.name!r}, family={self.family!r})"
 
-    def _prompt_args(self, args, kwargs):
-        """The arguments after the grids, as a tuple in the extension's order."""
+    def _options(self, args, kwargs):
+        """The arguments after the grids by name (the extension reads HF's and mrope's names
+        and refuses others): HF's positional order resolved, torch tensors as numpy."""
         if len(args) > len(self._positional):
             raise TypeError(f"too many positional arguments: {self.family} takes "
                             f"{', '.join(self._positional)} after the grids")
@@ -80,16 +82,9 @@ class Model:
             if name in kwargs:
                 raise TypeError(f"got multiple values for argument '{name}'")
             kwargs[name] = value
-        out = {}
-        for name, value in kwargs.items():
-            key = _ALIASES.get(name, name)
-            if key not in _PROMPT_ARGS:
-                raise TypeError(f"unexpected keyword argument '{name}'")
-            if key in out:
-                raise TypeError(f"got both '{key}' and its HF spelling")
-            out[key] = bool(value) if key == "use_audio_in_video" else _tensors.to_host(value)
-        return tuple(out.get(key) for key in _PROMPT_ARGS[:-1]) + (
-            out.get("use_audio_in_video", False),)
+        if _tensors.torch_loaded():
+            kwargs = {name: _tensors.to_host(value) for name, value in kwargs.items()}
+        return kwargs
 
     def get_rope_index(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args,
                        **kwargs):
@@ -113,13 +108,14 @@ class Model:
         Raises:
             ValueError: bad input, with mrope's message (row, token index, value).
         """
-        rest = self._prompt_args(args, kwargs) if args or kwargs else ()
-        tensor = _tensors.first_tensor(input_ids)
+        torch_loaded = _tensors.torch_loaded()
+        if args or torch_loaded:
+            kwargs = self._options(args, kwargs)
+        if not torch_loaded:  # numpy or lists: nothing to convert on this side
+            return self._impl.get_rope_index(input_ids, image_grid_thw, video_grid_thw, kwargs)
         positions, deltas = self._impl.get_rope_index(
-            _tensors.to_host(input_ids), _tensors.to_host(image_grid_thw),
-            _tensors.to_host(video_grid_thw), *rest)
-        if tensor is None:
-            return positions, deltas
+            *_host((input_ids, image_grid_thw, video_grid_thw)), kwargs)
+        tensor = _tensors.first_tensor(input_ids)
         return _tensors.like(positions, tensor), _tensors.like(deltas, tensor)
 
     def plan(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args, **kwargs):
@@ -129,9 +125,9 @@ class Model:
         (``plan.decode_positions(steps)``) and cos/sin (``plan.cos_sin(begin, end)``) as numpy
         arrays without planning again, e.g. for chunked prefill.
         """
-        rest = self._prompt_args(args, kwargs) if args or kwargs else ()
-        return self._impl.plan(_tensors.to_host(input_ids), _tensors.to_host(image_grid_thw),
-                               _tensors.to_host(video_grid_thw), *rest)
+        if args or _tensors.torch_loaded():
+            kwargs = self._options(args, kwargs)
+        return self._impl.plan(*_host((input_ids, image_grid_thw, video_grid_thw)), kwargs)
 
     def get_mrope_input_positions(self, input_tokens, image_grid_thw=None, video_grid_thw=None,
                                   second_per_grid_ts=None, context_len=0, seq_len=None,
@@ -152,15 +148,17 @@ class Model:
             position i + delta on every axis. With the ``qwen2_5_vl_vllm`` preset this is
             vLLM's ``get_mrope_input_positions`` bit for bit.
         """
-        seconds = _tensors.to_host(second_per_grid_ts)
+        tokens, images, videos, seconds, audio_lengths = _host(
+            (input_tokens, image_grid_thw, video_grid_thw, second_per_grid_ts,
+             audio_feature_lengths))
         seconds_arg = ("second_per_grid_ts" if self._impl.reads_second_per_grid_ts
                        else "video_second_per_grid")
-        plan = self._impl.plan(
-            [_tensors.to_host(input_tokens)], image_grid_thw=_tensors.to_host(image_grid_thw),
-            video_grid_thw=_tensors.to_host(video_grid_thw),
-            audio_feature_lengths=_tensors.to_host(audio_feature_lengths),
-            use_audio_in_video=bool(use_audio_in_video), **{seconds_arg: seconds})
+        plan = self._impl.plan([tokens], images, videos, {
+            seconds_arg: seconds, "audio_feature_lengths": audio_lengths,
+            "use_audio_in_video": bool(use_audio_in_video)})
         end = plan.row_lengths[0] if seq_len is None else seq_len
         positions = plan.positions(context_len, end)[:, 0, :]
+        if not _tensors.torch_loaded():
+            return positions, plan.rope_deltas.item()
         tensor = _tensors.first_tensor(image_grid_thw, video_grid_thw)
         return _tensors.like(positions, tensor), plan.rope_deltas.item()

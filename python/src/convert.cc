@@ -17,8 +17,9 @@ std::string ShapeString(const py::array& array) {
   return absl::StrCat("(", absl::StrJoin(dims, ", "), ")");
 }
 
-// `object` as a numpy array of numbers (`kinds`: numpy dtype kinds accepted); strings, objects
-// and ragged lists are refused. An empty array passes whatever its dtype ([] is float64).
+// `object` as a numpy array of numbers (`kinds`: numpy dtype kinds accepted), read through
+// numpy.asarray or DLPack; strings, objects and ragged lists are refused. An empty array
+// passes whatever its dtype ([] is float64).
 py::array AsNumericArray(py::handle object, const char* name, const char* kinds) {
   py::array array;
   try {
@@ -31,6 +32,10 @@ py::array AsNumericArray(py::handle object, const char* name, const char* kinds)
     throw py::value_error(absl::StrCat(name, ": expected an array of numbers, got ",
                                        std::string(py::str(py::type::handle_of(object)))));
   }
+  // numpy reads a DLPack-only object (GPU array libraries' host arrays) as one Python object.
+  if (array.dtype().kind() == 'O' && py::hasattr(object, "__dlpack__")) {
+    array = py::array::ensure(py::module_::import("numpy").attr("from_dlpack")(object));
+  }
   const char kind = array.dtype().kind();
   if (array.size() != 0 && std::string(kinds).find(kind) == std::string::npos) {
     throw py::value_error(absl::StrCat(name, ": expected ",
@@ -40,16 +45,15 @@ py::array AsNumericArray(py::handle object, const char* name, const char* kinds)
   return array;
 }
 
-// `array` as a C-contiguous array of T: itself when it is one, else a converted copy.
+// `object` as a C-contiguous array of T: itself when it is one (checked first: the common case
+// costs no conversion), else a converted copy of a numeric array of `kinds`.
 template <typename T>
-py::array_t<T> Contiguous(const py::array& array) {
-  return py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(array);
-}
-
-template <typename T>
-std::vector<T> Values(const py::array& array) {
-  const py::array_t<T> cast = Contiguous<T>(array);
-  return std::vector<T>(cast.data(), cast.data() + cast.size());
+py::array_t<T> ReadArray(py::handle object, const char* name, const char* kinds) {
+  if (py::isinstance<py::array_t<T, py::array::c_style>>(object)) {
+    return py::reinterpret_borrow<py::array_t<T>>(object);
+  }
+  return py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(
+      AsNumericArray(object, name, kinds));
 }
 
 }  // namespace
@@ -59,31 +63,34 @@ void ThrowIfError(const absl::Status& status) {
 }
 
 py::array_t<int64_t> ReadInt64Array(py::handle object, const char* name) {
-  return Contiguous<int64_t>(AsNumericArray(object, name, "biu"));
+  return ReadArray<int64_t>(object, name, "biu");
 }
 
 std::vector<Grid> ReadGrids(py::handle object, const char* name) {
   std::vector<Grid> grids;
   if (object.is_none()) return grids;
-  const py::array array = AsNumericArray(object, name, "biu");
+  const py::array_t<int64_t> array = ReadInt64Array(object, name);
   if (array.size() == 0) return grids;
   if (array.ndim() != 2 || array.shape(1) != 3) {
     throw py::value_error(absl::StrCat(name, ": expected [N, 3] (t, h, w) rows, got shape ",
                                        ShapeString(array)));
   }
-  const std::vector<int64_t> flat = Values<int64_t>(array);
-  for (size_t i = 0; i < flat.size(); i += 3) grids.push_back({flat[i], flat[i + 1], flat[i + 2]});
+  const int64_t* flat = array.data();
+  grids.reserve(array.shape(0));
+  for (py::ssize_t i = 0; i < array.size(); i += 3) {
+    grids.push_back({flat[i], flat[i + 1], flat[i + 2]});
+  }
   return grids;
 }
 
 std::vector<float> ReadFloats(py::handle object, const char* name) {
   if (object.is_none()) return {};
-  const py::array array = AsNumericArray(object, name, "biuf");
+  const py::array_t<float> array = ReadArray<float>(object, name, "biuf");
   if (array.ndim() > 1) {
     throw py::value_error(
         absl::StrCat(name, ": expected a flat list, got shape ", ShapeString(array)));
   }
-  return Values<float>(array);
+  return std::vector<float>(array.data(), array.data() + array.size());
 }
 
 std::vector<int64_t> ReadInt64s(py::handle object, const char* name) {

@@ -12,13 +12,16 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/positions/model_family.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "pybind11/numpy.h"
@@ -40,9 +43,66 @@ auto WithPositionType(bool float_positions, Fn&& fn) {
   return float_positions ? fn(float{}) : fn(int64_t{});
 }
 
-// A padded batch as HF processors give it ([B, L] ids, optional mask, the batch's media lists).
-// prompt.batch views the numpy arrays held here (the caller's own when they are C-contiguous
-// int64, else converted copies), so they live as long as the batch is in use.
+// The optional arguments of a prompt (kPromptArgsDoc), from a dict of them by name; absent
+// ones are None.
+struct PromptOptions {
+  py::handle attention_mask;
+  py::handle second_per_grid_ts;
+  py::handle video_second_per_grid;
+  py::handle audio_feature_lengths;
+  py::handle use_audio_in_video;
+};
+
+struct OptionName {
+  const char* name;
+  py::handle PromptOptions::*field;
+};
+
+// mrope's names, then HF's spellings of the Omni arguments.
+constexpr OptionName kOptionNames[] = {
+    {"attention_mask", &PromptOptions::attention_mask},
+    {"second_per_grid_ts", &PromptOptions::second_per_grid_ts},
+    {"video_second_per_grid", &PromptOptions::video_second_per_grid},
+    {"audio_feature_lengths", &PromptOptions::audio_feature_lengths},
+    {"use_audio_in_video", &PromptOptions::use_audio_in_video},
+    {"second_per_grids", &PromptOptions::video_second_per_grid},
+    {"audio_seqlens", &PromptOptions::audio_feature_lengths},
+};
+
+// One pass over the (few) given names; unknown names and an argument given under both of its
+// names raise TypeError, as Python calls do.
+PromptOptions ReadOptions(const py::dict& options) {
+  PromptOptions out;
+  for (const auto& [key, value] : options) {
+    Py_ssize_t size = 0;
+    const char* chars = PyUnicode_AsUTF8AndSize(key.ptr(), &size);
+    if (chars == nullptr) throw py::error_already_set();
+    const absl::string_view name(chars, size);
+    const OptionName* match = absl::c_find_if(
+        kOptionNames, [&](const OptionName& option) { return name == option.name; });
+    if (match == std::end(kOptionNames)) {
+      throw py::type_error(absl::StrCat("unexpected keyword argument '", name, "'"));
+    }
+    py::handle& field = out.*(match->field);
+    if (field) {
+      const OptionName* other = absl::c_find_if(kOptionNames, [&](const OptionName& option) {
+        return option.field == match->field && &option != match;
+      });
+      throw py::type_error(absl::StrCat("got both '", other->name, "' and '", name,
+                                        "': one argument under two names"));
+    }
+    field = value;
+  }
+  for (const OptionName& option : kOptionNames) {
+    if (!(out.*(option.field))) out.*(option.field) = py::none();
+  }
+  return out;
+}
+
+// A padded batch as HF processors give it ([B, L] ids, the batch's grids, and the optional
+// arguments by name). prompt.batch views the numpy arrays held here (the caller's own when
+// they are C-contiguous int64, else converted copies), so they live as long as the batch is
+// in use.
 struct BatchInput {
   py::array_t<int64_t> input_ids;
   py::array_t<int64_t> attention_mask;  // empty when not given
@@ -50,9 +110,8 @@ struct BatchInput {
 };
 
 BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
-                     py::handle attention_mask, py::handle second_per_grid_ts,
-                     py::handle video_second_per_grid, py::handle audio_feature_lengths,
-                     bool use_audio_in_video) {
+                     const py::dict& options) {
+  const PromptOptions given = ReadOptions(options);
   BatchInput in;
   in.input_ids = ReadInt64Array(input_ids, "input_ids");
   if (in.input_ids.ndim() != 2) {
@@ -63,8 +122,8 @@ BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle
   batch.batch_size = in.input_ids.shape(0);
   batch.seq_len = in.input_ids.shape(1);
   batch.input_ids = absl::MakeConstSpan(in.input_ids.data(), in.input_ids.size());
-  if (!attention_mask.is_none()) {
-    in.attention_mask = ReadInt64Array(attention_mask, "attention_mask");
+  if (!given.attention_mask.is_none()) {
+    in.attention_mask = ReadInt64Array(given.attention_mask, "attention_mask");
     if (in.attention_mask.ndim() != 2 || in.attention_mask.shape(0) != batch.batch_size ||
         in.attention_mask.shape(1) != batch.seq_len) {
       throw py::value_error(absl::StrCat("attention_mask: expected the shape of input_ids [",
@@ -76,10 +135,13 @@ BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle
   MediaInputs& media = batch.media;
   media.image_grid_thw = ReadGrids(image_grid_thw, "image_grid_thw");
   media.video_grid_thw = ReadGrids(video_grid_thw, "video_grid_thw");
-  media.second_per_grid_ts = ReadFloats(second_per_grid_ts, "second_per_grid_ts");
-  media.video_second_per_grid = ReadFloats(video_second_per_grid, "video_second_per_grid");
-  media.audio_feature_lengths = ReadInt64s(audio_feature_lengths, "audio_feature_lengths");
-  media.use_audio_in_video = use_audio_in_video;
+  media.second_per_grid_ts = ReadFloats(given.second_per_grid_ts, "second_per_grid_ts");
+  media.video_second_per_grid = ReadFloats(given.video_second_per_grid, "video_second_per_grid");
+  media.audio_feature_lengths =
+      ReadInt64s(given.audio_feature_lengths, "audio_feature_lengths");
+  const int use_audio_in_video = PyObject_IsTrue(given.use_audio_in_video.ptr());
+  if (use_audio_in_video < 0) throw py::error_already_set();
+  media.use_audio_in_video = use_audio_in_video == 1;
   return in;
 }
 
@@ -200,12 +262,8 @@ class Model {
   }
 
   Plan MakePlan(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
-                py::handle attention_mask, py::handle second_per_grid_ts,
-                py::handle video_second_per_grid, py::handle audio_feature_lengths,
-                bool use_audio_in_video) const {
-    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
-                                    second_per_grid_ts, video_second_per_grid,
-                                    audio_feature_lengths, use_audio_in_video);
+                const py::dict& options) const {
+    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, options);
     absl::StatusOr<BatchPlan> plan;
     {
       py::gil_scoped_release release;
@@ -215,12 +273,8 @@ class Model {
   }
 
   py::tuple GetRopeIndex(py::handle input_ids, py::handle image_grid_thw,
-                         py::handle video_grid_thw, py::handle attention_mask,
-                         py::handle second_per_grid_ts, py::handle video_second_per_grid,
-                         py::handle audio_feature_lengths, bool use_audio_in_video) const {
-    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, attention_mask,
-                                    second_per_grid_ts, video_second_per_grid,
-                                    audio_feature_lengths, use_audio_in_video);
+                         py::handle video_grid_thw, const py::dict& options) const {
+    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, options);
     return WithPositionType(service_->float_positions(), [&](auto zero) {
       using Out = decltype(zero);
       absl::StatusOr<PositionResult<Out>> computed;
@@ -255,12 +309,18 @@ bool ReadsSecondPerGridTs(const PositionPolicy& policy) {
 
 constexpr char kPromptArgsDoc[] =
     "input_ids: [B, L] integers; image_grid_thw and video_grid_thw: [N, 3] (t, h, w) rows for "
-    "the whole batch, row 0 first, or None; attention_mask: [B, L] of 0/1 or None; "
-    "second_per_grid_ts (Qwen2.5-VL) or video_second_per_grid (Omni): one float per video; "
-    "audio_feature_lengths (Omni): mel frames per audio clip; use_audio_in_video (Omni).";
+    "the whole batch, row 0 first, or None; options: a dict of the optional arguments by name "
+    "(absent ones are None): attention_mask ([B, L] of 0/1), second_per_grid_ts (Qwen2.5-VL) "
+    "or video_second_per_grid (HF: second_per_grids; Omni): one float per video, "
+    "audio_feature_lengths (HF: audio_seqlens; Omni): mel frames per audio clip, "
+    "use_audio_in_video (Omni). Unknown names raise TypeError.";
 
 void DefineModule(py::module_& m) {
   m.doc() = "mrope's C++ position service over numpy arrays (use the `mrope` package).";
+
+  m.def("presets", &PresetNames,
+        "The preset names Model.from_config accepts: every model family and its variants "
+        "(e.g. 'qwen2_5_vl_hf', 'qwen2_5_vl_vllm'), in the family table's order.");
 
   py::class_<Plan>(m, "Plan",
                    "The planned positions of a prompt: windows, decode steps and cos/sin of it "
@@ -293,16 +353,10 @@ void DefineModule(py::module_& m) {
                   "textproto (mrope/service/model_spec.h LoadModelSpec).")
       .def_static("with_overrides", &Model::WithOverrides, "preset"_a, "overrides_json"_a,
                   "A preset with the golden files' flat config fields replaced.")
-      .def("plan", &Model::MakePlan, "input_ids"_a, "image_grid_thw"_a = py::none(),
-           "video_grid_thw"_a = py::none(), "attention_mask"_a = py::none(),
-           "second_per_grid_ts"_a = py::none(), "video_second_per_grid"_a = py::none(),
-           "audio_feature_lengths"_a = py::none(), "use_audio_in_video"_a = false,
-           (std::string("Plans a padded batch. ") + kPromptArgsDoc).c_str())
-      .def("get_rope_index", &Model::GetRopeIndex, "input_ids"_a,
-           "image_grid_thw"_a = py::none(), "video_grid_thw"_a = py::none(),
-           "attention_mask"_a = py::none(), "second_per_grid_ts"_a = py::none(),
-           "video_second_per_grid"_a = py::none(), "audio_feature_lengths"_a = py::none(),
-           "use_audio_in_video"_a = false,
+      .def("plan", &Model::MakePlan, "input_ids"_a, "image_grid_thw"_a, "video_grid_thw"_a,
+           "options"_a, (std::string("Plans a padded batch. ") + kPromptArgsDoc).c_str())
+      .def("get_rope_index", &Model::GetRopeIndex, "input_ids"_a, "image_grid_thw"_a,
+           "video_grid_thw"_a, "options"_a,
            (std::string("(position_ids [3, B, L], mrope_position_deltas [B, 1]). ") +
             kPromptArgsDoc)
                .c_str())

@@ -133,10 +133,47 @@ def test_bad_input_raises_value_error_with_mrope_message(call, message):
     assert message in str(error.value)
 
 
+def test_presets_lists_every_loadable_preset():
+    presets = mrope.presets()
+    assert presets[:2] == ["qwen2_vl", "qwen2_5_vl"]  # the family table's order
+    assert {"qwen2_5_vl_hf", "qwen2_5_vl_vllm", "qwen3_vl", "qwen2_5_omni", "qwen3_omni",
+            "glm4v", "glm4v_moe"} <= set(presets)
+    assert len(set(presets)) == len(presets)
+    for name in presets:
+        assert mrope.Model.from_config(name).name == name
+    # Every golden case's model is a preset.
+    assert {case["model"] for _, case in golden.load_cases()} <= set(presets)
+    with pytest.raises(ValueError, match=", ".join(presets)):
+        mrope.Model.from_config("no_such_model")
+
+
+def test_array_layouts_and_dtypes_read_alike():
+    model = mrope.Model.from_config("qwen2_vl")
+    ids = np.array(IMAGE_PROMPT * 2)
+    mask = np.ones_like(ids)
+    mask[1, :2] = 0
+    expected = model.get_rope_index(ids, IMAGE_GRID * 2, attention_mask=mask)
+    wide = np.zeros((2, ids.shape[1] * 2), dtype=np.int64)
+    wide[:, ::2] = ids
+    variants = [(ids.astype(np.int32), mask.astype(bool)),  # converted copies
+                (np.asfortranarray(ids), np.asfortranarray(mask)),
+                (wide[:, ::2], mask.astype(np.uint8)),  # a strided view
+                (ids.tolist(), mask.tolist())]
+    for variant_ids, variant_mask in variants:
+        ours = model.get_rope_index(variant_ids, np.array(IMAGE_GRID * 2, dtype=np.int32),
+                                    attention_mask=variant_mask)
+        for a, b in zip(ours, expected):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(expected[0][:, 1, :2], 1)  # padding slots
+
+
 def test_bad_arguments_raise_type_error():
     model = mrope.Model.from_config("qwen2_vl")
     with pytest.raises(TypeError, match="unexpected keyword argument 'mask'"):
         model.get_rope_index([[11]], mask=[[1]])
+    with pytest.raises(TypeError, match="got both 'audio_feature_lengths' and 'audio_seqlens'"):
+        mrope.Model.from_config("qwen2_5_omni").get_rope_index(
+            [[11]], audio_feature_lengths=[4], audio_seqlens=[4])
     with pytest.raises(TypeError, match="multiple values for argument 'attention_mask'"):
         model.get_rope_index([[11]], None, None, [[1]], attention_mask=[[1]])
     with pytest.raises(TypeError, match="too many positional arguments"):
