@@ -13,9 +13,11 @@ convention for the ``qwen2_5_vl_vllm`` preset), for every model family mrope sup
 variants, such as ``"qwen2_5_vl_hf"`` and ``"qwen2_5_vl_vllm"``).
 
 Inputs are numpy arrays, lists, or torch tensors; outputs are numpy arrays that own mrope's
-buffers (no copy), or torch tensors when torch tensors came in. Bad input raises ValueError
+buffers (no copy), or torch tensors when torch tensors came in. ``input_ids`` and
+``attention_mask`` are read in place when they are C-contiguous int64 (CPU torch tensors
+included); other dtypes and layouts are converted once per call. Bad input raises ValueError
 with mrope's message. The GIL is released while computing, and a Model is immutable, so one
-model serves any number of threads.
+model serves any number of threads; inputs must not be modified while a call reads them.
 """
 from mrope._model import Model
 from mrope._mrope import Plan

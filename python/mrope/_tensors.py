@@ -18,7 +18,10 @@ def torch_loaded():
 def to_host(value):
     """``value`` as the extension reads it: a torch tensor as a CPU numpy array, else as is."""
     if isinstance(value, sys.modules["torch"].Tensor):
-        return value.detach().cpu().numpy()
+        try:
+            return value.numpy()  # a CPU tensor without grad (the usual case): shared memory
+        except (RuntimeError, TypeError):  # it requires grad, or lives on a GPU
+            return value.detach().cpu().numpy()
     return value
 
 
