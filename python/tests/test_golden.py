@@ -1,10 +1,21 @@
-"""Every golden position case through the Python API, bit-exact in values, dtypes and shapes."""
+"""Every golden position case through the Python API, bit-exact in values, dtypes and shapes.
+
+These run as a program that never imported torch does: numpy and lists go to the extension
+unconverted (with torch loaded they take the conversion path, which test_threads.py and
+test_torch.py run over every case)."""
+import sys
+
 import numpy as np
 import pytest
 
 import golden
 
 CASES = golden.load_cases()
+
+
+@pytest.fixture(autouse=True)
+def without_torch(monkeypatch):
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
 
 
 def test_cases_found():
