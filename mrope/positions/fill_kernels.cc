@@ -1,5 +1,6 @@
 #include "mrope/positions/fill_kernels.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -7,9 +8,17 @@
 // IFUNC resolver runs during relocation, before a sanitizer runtime is initialised, and an
 // instrumented resolver crashes there (seen with TSan).
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(MROPE_NO_IFUNC)
-#define MROPE_STORE_CLONES __attribute__((target_clones("avx2", "default")))
+#define MROPE_STORE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define MROPE_STORE_CLONES
+#endif
+
+// The helpers below must be inlined into each clone: an out-of-line copy is compiled for the
+// default target only.
+#if defined(__GNUC__)
+#define MROPE_INLINE inline __attribute__((always_inline))
+#else
+#define MROPE_INLINE inline
 #endif
 
 namespace mrope {
@@ -18,13 +27,42 @@ namespace {
 // Blocks of 8 with a constant trip count vectorise at -O2 (GCC's cheap cost model rejects the
 // plain loop, whose count is unknown); value_at(i) must be a cheap function of i.
 template <typename T, typename ValueAt>
-inline void Blocked(T* out, int64_t n, ValueAt value_at) {
+MROPE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   constexpr int64_t kBlock = 8;
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) out[i + j] = value_at(i + j);
   }
   for (; i < n; ++i) out[i] = value_at(i);
+}
+
+// Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows. A row
+// of at least kBlock tokens is written in whole blocks, its last block overlapping the one
+// before, so no row has a scalar tail.
+template <typename T, typename ValueAt>
+MROPE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
+                           int64_t first_row, ValueAt value_at) {
+  constexpr int64_t kBlock = 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T row_value = value_at(first_row + r);
+    T* __restrict h_row = h + r * width;
+    T* __restrict w_row = w + r * width;
+    if (width < kBlock) {
+      for (int64_t c = 0; c < width; ++c) {
+        h_row[c] = row_value;
+        w_row[c] = value_at(c);
+      }
+      continue;
+    }
+    for (int64_t c = 0;; c += kBlock) {
+      c = std::min(c, width - kBlock);
+      for (int64_t j = 0; j < kBlock; ++j) {
+        h_row[c + j] = row_value;
+        w_row[c + j] = value_at(c + j);
+      }
+      if (c + kBlock == width) break;
+    }
+  }
 }
 
 }  // namespace
@@ -50,6 +88,26 @@ MROPE_STORE_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
 }
 MROPE_STORE_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
   Blocked(out, n, [base, offset](int64_t i) { return base + static_cast<float>(offset + i); });
+}
+
+MROPE_STORE_CLONES void FillGridRows(int64_t* h, int64_t* w, int64_t rows, int64_t width,
+                                     int64_t first_row, int64_t base) {
+  GridRows(h, w, rows, width, first_row, [base](int64_t x) { return base + x; });
+}
+MROPE_STORE_CLONES void FillGridRows(int32_t* h, int32_t* w, int64_t rows, int64_t width,
+                                     int64_t first_row, int32_t base) {
+  GridRows(h, w, rows, width, first_row,
+           [base](int64_t x) { return base + static_cast<int32_t>(x); });
+}
+MROPE_STORE_CLONES void FillGridRows(float* h, float* w, int64_t rows, int64_t width,
+                                     int64_t first_row, int64_t base) {
+  GridRows(h, w, rows, width, first_row,
+           [base](int64_t x) { return static_cast<float>(base + x); });
+}
+MROPE_STORE_CLONES void FillGridRowsFloat32(float* h, float* w, int64_t rows, int64_t width,
+                                            int64_t first_row, float base) {
+  GridRows(h, w, rows, width, first_row,
+           [base](int64_t x) { return base + static_cast<float>(x); });
 }
 
 int64_t RunEnd(absl::Span<const int64_t> values, int64_t begin, int64_t value) {
