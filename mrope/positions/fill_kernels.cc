@@ -36,24 +36,16 @@ MROPE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   for (; i < n; ++i) out[i] = value_at(i);
 }
 
-// Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows. A row
-// of at least kBlock tokens is written in whole blocks, its last block overlapping the one
-// before, so no row has a scalar tail.
-template <typename T, typename ValueAt>
-MROPE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
-                           int64_t first_row, ValueAt value_at) {
-  constexpr int64_t kBlock = 8;
+// Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows, in
+// blocks of kBlock tokens (width >= kBlock): the last block of a row overlaps the one before, so
+// no row has a scalar tail.
+template <int64_t kBlock, typename T, typename ValueAt>
+MROPE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t rows,
+                                   int64_t width, int64_t first_row, ValueAt value_at) {
   for (int64_t r = 0; r < rows; ++r) {
     const T row_value = value_at(first_row + r);
     T* __restrict h_row = h + r * width;
     T* __restrict w_row = w + r * width;
-    if (width < kBlock) {
-      for (int64_t c = 0; c < width; ++c) {
-        h_row[c] = row_value;
-        w_row[c] = value_at(c);
-      }
-      continue;
-    }
     for (int64_t c = 0;; c += kBlock) {
       c = std::min(c, width - kBlock);
       for (int64_t j = 0; j < kBlock; ++j) {
@@ -62,6 +54,19 @@ MROPE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64
       }
       if (c + kBlock == width) break;
     }
+  }
+}
+
+// Blocks of 8 for wide rows, of 4 for the narrow rows of small images (4-7 tokens after the
+// merge), tokens one by one below that.
+template <typename T, typename ValueAt>
+MROPE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
+                           int64_t first_row, ValueAt value_at) {
+  if (width >= 8) return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
+  if (width >= 4) return GridRowsInBlocks<4>(h, w, rows, width, first_row, value_at);
+  for (int64_t i = 0; i < rows * width; ++i) {
+    h[i] = value_at(first_row + i / width);
+    w[i] = value_at(i % width);
   }
 }
 
