@@ -84,7 +84,7 @@ void ReserveRows(int64_t b, BatchPlan& plan) {
 
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
                                     const PositionLimits& limits) {
-  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media, limits));
   const PositionPolicy policy = PolicyFor(config);
@@ -147,8 +147,8 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     } else {
       MROPE_ASSIGN_OR_RETURN(spans, ScanRow(config, real_tokens, batch.media, cursor, row));
     }
-    MROPE_ASSIGN_OR_RETURN(SequencePositions seq,
-                           SequencePositions::Create(config, spans, limits));
+    SequencePositions& seq = plan.rows.emplace_back();
+    MROPE_RETURN_IF_ERROR(planner.Plan(spans, seq));
     const int64_t pads = l - n;
     double row_max = seq.max_position();
     if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
@@ -158,7 +158,6 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     plan.deltas.push_back(vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded);
     plan.decode_deltas.push_back(vllm ? delta_unpadded : delta_padded);
     plan.decode_offsets.push_back(vllm ? n : l);
-    plan.rows.push_back(std::move(seq));
     plan.first_column.push_back(first);
     plan.scattered_columns.push_back(std::move(columns));
   }
@@ -179,18 +178,19 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   plan.batch_size = b;
   plan.float_positions = PolicyFor(config).float_positions;
   plan.pad_value = 0;
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   ReserveRows(b, plan);
   for (int64_t i = 0; i < b; ++i) {
     if (sequences[i].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("sequences[", i, "] has no spans"));
     }
-    auto seq = SequencePositions::Create(config, sequences[i], limits);
-    if (!seq.ok()) {
-      return absl::Status(seq.status().code(),
-                          absl::StrCat("sequences[", i, "]: ", seq.status().message()));
+    SequencePositions& seq = plan.rows.emplace_back();
+    const absl::Status status = planner.Plan(sequences[i], seq);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("sequences[", i, "]: ", status.message()));
     }
-    plan.seq_len = std::max(plan.seq_len, seq->num_tokens());
-    plan.rows.push_back(*std::move(seq));
+    plan.seq_len = std::max(plan.seq_len, seq.num_tokens());
   }
   if (plan.seq_len * b > limits.max_total_tokens) {
     return absl::InvalidArgumentError(absl::StrCat("sequences: padded batch of ", b, " x ",

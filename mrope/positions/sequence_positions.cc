@@ -221,17 +221,31 @@ struct GridStream {
 
 }  // namespace
 
+absl::StatusOr<SequencePlanner> SequencePlanner::Create(const ModelConfig& config,
+                                                        const PositionLimits& limits) {
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  return SequencePlanner(config, PolicyFor(config), limits);
+}
+
 absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& config,
                                                             absl::Span<const Span> spans,
                                                             const PositionLimits& limits) {
-  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   SequencePositions seq;
+  MROPE_RETURN_IF_ERROR(planner.Plan(spans, seq));
+  return seq;
+}
+
+absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositions& seq) const {
+  const ModelConfig& config = config_;
+  const PositionLimits& limits = limits_;
+  const PositionPolicy& policy = policy_;
   seq.config_ = config;
   seq.limits_ = limits;
-  seq.policy_ = PolicyFor(config);
-  const PositionPolicy& policy = seq.policy_;
+  seq.policy_ = policy;
   const bool fp = policy.float_positions;
   seq.float_positions_ = fp;
+  seq.spans_.clear();
 
   for (size_t i = 0; i < spans.size(); ++i) {
     MROPE_RETURN_IF_ERROR(
@@ -371,7 +385,7 @@ absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& c
   seq.delta_ = token == 0 ? 0
                           : AddPositions(fp, AddPositions(fp, max_all, 1),
                                          -static_cast<double>(token));
-  return seq;
+  return absl::OkStatus();
 }
 
 namespace {
