@@ -9,7 +9,7 @@
 // resolver runs during relocation, before a sanitizer runtime is initialised, and an
 // instrumented resolver crashes there (seen with TSan).
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(MROPE_NO_IFUNC)
-#define MROPE_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#define MROPE_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define MROPE_CPU_CLONES
 #endif

@@ -143,12 +143,14 @@ class RowScanner {
     return true;
   }
 
+  // `source` names where `expected` comes from: list[entry] plus a note (built only on error).
   absl::Status CheckCount(int64_t index, absl::string_view what, int64_t found,
-                          int64_t expected, absl::string_view source) {
+                          int64_t expected, absl::string_view list, size_t entry,
+                          absl::string_view note = "") {
     if (found == expected) return absl::OkStatus();
     return RowError(row_, index,
-                    absl::StrCat(what, " block has ", found, " tokens but ", source, " gives ",
-                                 expected));
+                    absl::StrCat(what, " block has ", found, " tokens but ", list, "[", entry,
+                                 "]", note, " gives ", expected));
   }
 
   int64_t GridTokens(const Grid& g) const {
@@ -213,9 +215,8 @@ class RowScanner {
     const Grid& grid = media_.image_grid_thw[cursor_.image];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "image_grid_thw", cursor_.image, grid));
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.image));
-    MROPE_RETURN_IF_ERROR(CheckCount(
-        i, "image", found, GridTokens(grid),
-        absl::StrCat("image_grid_thw[", cursor_.image, "]")));
+    MROPE_RETURN_IF_ERROR(
+        CheckCount(i, "image", found, GridTokens(grid), "image_grid_thw", cursor_.image));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "image"));
     Span span = Span::Image(grid);
     span.closed = closed;
@@ -232,12 +233,15 @@ class RowScanner {
     }
     const size_t video = cursor_.video;
     const Grid& full = media_.video_grid_thw[video];
-    MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", video, full));
+    // Once per video: the frames of a video share its grid.
+    if (cursor_.video_frame == 0) {
+      MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", video, full));
+    }
     Grid grid = full;
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.video));
     if (policy_.video_frames_as_blocks) {
       grid.t = 1;  // each frame is its own block
-      if (full.t > 1 && found == GridTokens(full)) {
+      if (full.t > 1 && found == full.t * GridTokens(grid)) {
         return RowError(row_, i,
                         absl::StrCat("video_grid_thw[", video, "] (", full.t,
                                      " frames) is written as one block; ",
@@ -245,9 +249,8 @@ class RowScanner {
                                      " needs one <vision_start>...<vision_end> block per frame"));
       }
     }
-    MROPE_RETURN_IF_ERROR(CheckCount(
-        i, "video", found, GridTokens(grid),
-        absl::StrCat("video_grid_thw[", video, "]", policy_.video_frames_as_blocks ? " (one frame)" : "")));
+    MROPE_RETURN_IF_ERROR(CheckCount(i, "video", found, GridTokens(grid), "video_grid_thw", video,
+                                     policy_.video_frames_as_blocks ? " (one frame)" : ""));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "video"));
     Span span = Span::Video(grid, SecondsPerGrid(video));
     span.closed = closed;
@@ -318,7 +321,7 @@ class RowScanner {
     frame.t = 1;
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.image));
     MROPE_RETURN_IF_ERROR(CheckCount(i, "video frame", found, GridTokens(frame),
-                                     absl::StrCat("video_grid_thw[", video, "] (one frame)")));
+                                     "video_grid_thw", video, " (one frame)"));
     MROPE_ASSIGN_OR_RETURN(const bool closed,
                            ExpectEnd(i + 1 + found, {ids_.vision_end}, "video frame"));
     Span span = Span::Video(frame, SecondsPerGrid(video));
@@ -347,8 +350,8 @@ class RowScanner {
   absl::StatusOr<int64_t> ScanAudioBlock(int64_t i) {
     MROPE_ASSIGN_OR_RETURN(const int64_t expected, NextAudioTokens(i));
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.audio));
-    MROPE_RETURN_IF_ERROR(CheckCount(i, "audio", found, expected,
-                                     absl::StrCat("audio_feature_lengths[", cursor_.audio, "]")));
+    MROPE_RETURN_IF_ERROR(
+        CheckCount(i, "audio", found, expected, "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(ExpectEnd(i + 1 + found, {ids_.audio_end}, "audio").status());
     spans_.push_back(Span::Audio(expected));
     ++cursor_.audio;
@@ -383,9 +386,9 @@ class RowScanner {
     MROPE_RETURN_IF_ERROR(CheckTokenId(body_end));
     const int64_t body = body_end - (i + 2);
     MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video video", video_found, GridTokens(grid),
-                                     absl::StrCat("video_grid_thw[", cursor_.video, "]")));
+                                     "video_grid_thw", cursor_.video));
     MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video audio", body - video_found, audio_tokens,
-                                     absl::StrCat("audio_feature_lengths[", cursor_.audio, "]")));
+                                     "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(
         ExpectEnd(i + 2 + body, {ids_.audio_end, ids_.vision_end}, "audio-in-video").status());
     spans_.push_back(Span::AudioInVideo(grid, SecondsPerGrid(cursor_.video), audio_tokens));
