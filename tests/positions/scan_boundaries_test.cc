@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -20,22 +21,33 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kVisionStart = 151652;
-constexpr int64_t kVisionEnd = 151653;
-constexpr int64_t kImage = 151655;
 // Whole blocks, a partial tail, and every lane of a block.
 constexpr int64_t kLength = 3 * kScanBlock + 7;
+
+// The rows below are Qwen2-VL prompts; its ids come from the family table.
+const SpecialTokens& Ids() {
+  static const SpecialTokens ids = Preset("qwen2_vl").tokens;
+  return ids;
+}
 
 // Plain text ids below the markers, 0 and the largest text id among them.
 std::vector<int64_t> Text(int64_t n) {
   std::vector<int64_t> ids(n);
-  for (int64_t i = 0; i < n; ++i) ids[i] = i % 3 == 0 ? 0 : (i * 7919) % kVisionStart;
-  if (n > 1) ids[1] = kVisionStart - 1;
+  const int64_t markers = Ids().vision_start;  // the smallest Qwen2-VL marker
+  for (int64_t i = 0; i < n; ++i) ids[i] = i % 3 == 0 ? 0 : (i * 7919) % markers;
+  if (n > 1) ids[1] = markers - 1;
   return ids;
 }
 
-// An image of n tokens after the 2x2 merge: grid [1, 2, 2n].
-Grid ImageGrid(int64_t n) { return {1, 2, 2 * n}; }
+// A row of one image block of n tokens, and its grid [1, 2, 2n] (n tokens after the 2x2 merge).
+PromptBatch ImageRow(int64_t n, std::vector<int64_t> ids = {}) {
+  ids.push_back(Ids().vision_start);
+  ids.insert(ids.end(), n, Ids().image);
+  ids.push_back(Ids().vision_end);
+  PromptBatch batch = OneRow(std::move(ids));
+  batch.media.image_grid_thw = {{1, 2, 2 * n}};
+  return batch;
+}
 
 std::string PlanError(const PromptBatch& batch) {
   return std::string(PlanBatch(Preset("qwen2_vl"), batch).status().message());
@@ -64,12 +76,8 @@ TEST(ScanBoundaries, LargestTokenIdIsText) {
 TEST(ScanBoundaries, BadIdAtEveryOffsetOfAnImageRun) {
   for (const int64_t bad : {int64_t{-1}, kMaxTokenId + 1}) {
     for (int64_t at = 0; at < kLength; ++at) {
-      std::vector<int64_t> ids = {kVisionStart};
-      ids.insert(ids.end(), kLength, kImage);
-      ids.push_back(kVisionEnd);
-      ids[1 + at] = bad;
-      PromptBatch batch = OneRow(ids);
-      batch.media.image_grid_thw = {ImageGrid(kLength)};
+      PromptBatch batch = ImageRow(kLength);
+      batch.input_ids[1 + at] = bad;
       // Right after <vision_start> the id is reported as the block's missing media token.
       EXPECT_THAT(PlanError(batch),
                   HasSubstr(at == 0 ? absl::StrCat("row 0, token 1: vision_start must be followed "
@@ -85,15 +93,11 @@ TEST(ScanBoundaries, BadIdAtEveryOffsetOfAnImageRun) {
 TEST(ScanBoundaries, VisionStartAtEveryOffset) {
   const int64_t image_tokens = kScanBlock + 3;
   for (int64_t before = 0; before <= kLength; ++before) {
-    std::vector<int64_t> ids = Text(before);
-    ids.push_back(kVisionStart);
-    ids.insert(ids.end(), image_tokens, kImage);
-    ids.push_back(kVisionEnd);
+    PromptBatch batch = ImageRow(image_tokens, Text(before));
     const int64_t after = kLength - before;
     const std::vector<int64_t> tail = Text(after);
-    ids.insert(ids.end(), tail.begin(), tail.end());
-    PromptBatch batch = OneRow(ids);
-    batch.media.image_grid_thw = {ImageGrid(image_tokens)};
+    batch.input_ids.insert(batch.input_ids.end(), tail.begin(), tail.end());
+    batch.seq_len = batch.input_ids.size();
     const auto plan = PlanBatch(Preset("qwen2_vl"), batch);
     ASSERT_TRUE(plan.ok()) << "before " << before << ": " << plan.status();
     // The image span covers its markers; the text on either side is a span when not empty.
@@ -119,12 +123,8 @@ TEST(ScanBoundaries, VisionStartAtEveryOffset) {
 // (At offset 0 it is the missing media token after <vision_start>, covered above.)
 TEST(ScanBoundaries, StrayTokenAtEveryOffsetOfAnImageRun) {
   for (int64_t at = 1; at < kLength; ++at) {
-    std::vector<int64_t> ids = {kVisionStart};
-    ids.insert(ids.end(), kLength, kImage);
-    ids.push_back(kVisionEnd);
-    ids[1 + at] = kVisionEnd;
-    PromptBatch batch = OneRow(ids);
-    batch.media.image_grid_thw = {ImageGrid(kLength)};
+    PromptBatch batch = ImageRow(kLength);
+    batch.input_ids[1 + at] = Ids().vision_end;
     EXPECT_THAT(PlanError(batch),
                 HasSubstr(absl::StrCat("row 0, token 0: image block has ", at,
                                        " tokens but image_grid_thw[0] gives ", kLength)));
