@@ -15,4 +15,13 @@
 #define MROPE_CPU_CLONES
 #endif
 
+// MROPE_CLONE_INLINE on a helper that cloned functions call: it must be inlined into each clone,
+// since an out-of-line copy is compiled for the default target only (and runs SSE2 code inside
+// the AVX-512 clone).
+#if defined(__GNUC__)
+#define MROPE_CLONE_INLINE inline __attribute__((always_inline))
+#else
+#define MROPE_CLONE_INLINE inline
+#endif
+
 #endif  // MROPE_POSITIONS_CPU_CLONES_H_

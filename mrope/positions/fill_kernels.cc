@@ -2,25 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
-// Not under sanitizers (MROPE_NO_IFUNC, set by .bazelrc's asan/tsan configs): the clones'
-// IFUNC resolver runs during relocation, before a sanitizer runtime is initialised, and an
-// instrumented resolver crashes there (seen with TSan).
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(MROPE_NO_IFUNC)
-#define MROPE_STORE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MROPE_STORE_CLONES
-#endif
-
-// The helpers below must be inlined into each clone: an out-of-line copy is compiled for the
-// default target only.
-#if defined(__GNUC__)
-#define MROPE_INLINE inline __attribute__((always_inline))
-#else
-#define MROPE_INLINE inline
-#endif
+#include "mrope/positions/cpu_clones.h"
 
 namespace mrope {
 namespace {
@@ -28,7 +12,7 @@ namespace {
 // Blocks of 8 with a constant trip count vectorise at -O2 (GCC's cheap cost model rejects the
 // plain loop, whose count is unknown); value_at(i) must be a cheap function of i.
 template <typename T, typename ValueAt>
-MROPE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
+MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   constexpr int64_t kBlock = 8;
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -40,7 +24,7 @@ MROPE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
 // out[i] = first + i in T, a 64-byte block at a time. The block's values are first-of-block +
 // lane in T: an int64 index narrowed to int32 lane by lane cost twice the stores (Blocked).
 template <typename T>
-MROPE_INLINE void BlockedCounting(T* out, int64_t n, T first) {
+MROPE_CLONE_INLINE void BlockedCounting(T* out, int64_t n, T first) {
   constexpr int64_t kBlock = 64 / sizeof(T);
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -54,7 +38,7 @@ MROPE_INLINE void BlockedCounting(T* out, int64_t n, T first) {
 // blocks of kBlock tokens (width >= kBlock): the last block of a row overlaps the one before, so
 // no row has a scalar tail.
 template <int64_t kBlock, typename T, typename ValueAt>
-MROPE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t rows,
+MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t rows,
                                    int64_t width, int64_t first_row, ValueAt value_at) {
   // Columns in 32-bit lanes for 32-bit outputs (an int64 column narrowed lane by lane cost
   // more than the stores); widths are far below 2^31.
@@ -78,7 +62,7 @@ MROPE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t row
 // Blocks of 8 for wide rows, of 4 for the narrow rows of small images (4-7 tokens after the
 // merge), tokens one by one below that.
 template <typename T, typename ValueAt>
-MROPE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
+MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
                            int64_t first_row, ValueAt value_at) {
   if (width >= 8) return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
   if (width >= 4) return GridRowsInBlocks<4>(h, w, rows, width, first_row, value_at);
@@ -90,59 +74,47 @@ MROPE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64
 
 }  // namespace
 
-MROPE_STORE_CLONES void FillConstant(int64_t* out, int64_t n, int64_t value) {
+MROPE_CPU_CLONES void FillConstant(int64_t* out, int64_t n, int64_t value) {
   Blocked(out, n, [value](int64_t) { return value; });
 }
-MROPE_STORE_CLONES void FillConstant(int32_t* out, int64_t n, int32_t value) {
+MROPE_CPU_CLONES void FillConstant(int32_t* out, int64_t n, int32_t value) {
   Blocked(out, n, [value](int64_t) { return value; });
 }
-MROPE_STORE_CLONES void FillConstant(float* out, int64_t n, float value) {
+MROPE_CPU_CLONES void FillConstant(float* out, int64_t n, float value) {
   Blocked(out, n, [value](int64_t) { return value; });
 }
 
-MROPE_STORE_CLONES void FillCounting(int64_t* out, int64_t n, int64_t first) {
+MROPE_CPU_CLONES void FillCounting(int64_t* out, int64_t n, int64_t first) {
   BlockedCounting(out, n, first);
 }
-MROPE_STORE_CLONES void FillCounting(int32_t* out, int64_t n, int32_t first) {
+MROPE_CPU_CLONES void FillCounting(int32_t* out, int64_t n, int32_t first) {
   BlockedCounting(out, n, first);
 }
-MROPE_STORE_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
+MROPE_CPU_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
   Blocked(out, n, [first](int64_t i) { return static_cast<float>(first + i); });
 }
-MROPE_STORE_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
+MROPE_CPU_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
   Blocked(out, n, [base, offset](int64_t i) { return base + static_cast<float>(offset + i); });
 }
 
-MROPE_STORE_CLONES void FillGridRows(int64_t* h, int64_t* w, int64_t rows, int64_t width,
+MROPE_CPU_CLONES void FillGridRows(int64_t* h, int64_t* w, int64_t rows, int64_t width,
                                      int64_t first_row, int64_t base) {
   GridRows(h, w, rows, width, first_row, [base](int64_t x) { return base + x; });
 }
-MROPE_STORE_CLONES void FillGridRows(int32_t* h, int32_t* w, int64_t rows, int64_t width,
+MROPE_CPU_CLONES void FillGridRows(int32_t* h, int32_t* w, int64_t rows, int64_t width,
                                      int64_t first_row, int32_t base) {
   GridRows(h, w, rows, width, first_row,
            [base](int64_t x) { return base + static_cast<int32_t>(x); });
 }
-MROPE_STORE_CLONES void FillGridRows(float* h, float* w, int64_t rows, int64_t width,
+MROPE_CPU_CLONES void FillGridRows(float* h, float* w, int64_t rows, int64_t width,
                                      int64_t first_row, int64_t base) {
   GridRows(h, w, rows, width, first_row,
            [base](int64_t x) { return static_cast<float>(base + x); });
 }
-MROPE_STORE_CLONES void FillGridRowsFloat32(float* h, float* w, int64_t rows, int64_t width,
+MROPE_CPU_CLONES void FillGridRowsFloat32(float* h, float* w, int64_t rows, int64_t width,
                                             int64_t first_row, float base) {
   GridRows(h, w, rows, width, first_row,
            [base](int64_t x) { return base + static_cast<float>(x); });
-}
-
-int64_t RunEnd(absl::Span<const int64_t> values, int64_t begin, int64_t value) {
-  constexpr int64_t kRunBlock = 64;
-  int64_t block[kRunBlock];
-  Blocked(block, kRunBlock, [value](int64_t) { return value; });
-  const int64_t n = values.size();
-  const int64_t* v = values.data();
-  int64_t i = begin;
-  while (i + kRunBlock <= n && std::memcmp(v + i, block, sizeof(block)) == 0) i += kRunBlock;
-  while (i < n && v[i] == value) ++i;
-  return i;
 }
 
 }  // namespace mrope

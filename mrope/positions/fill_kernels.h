@@ -1,15 +1,11 @@
 #ifndef MROPE_POSITIONS_FILL_KERNELS_H_
 #define MROPE_POSITIONS_FILL_KERNELS_H_
 
-// The stores under every position writer: constant runs and counting runs of one plane, and the
-// run scan under the token scanner. Written
-// in blocks the compiler vectorises at -O2; on x86-64 Linux each kernel also has an AVX2 clone,
-// picked once at load time where the CPU has it (the default build is SSE2 only, whose 16-byte
-// stores run at about half a memset's speed). Values are the callers' to keep in range.
+// The stores under every position writer: constant and counting runs of one plane, and the h
+// and w planes of grid frames. Written in blocks the compiler vectorises, each kernel built for
+// AVX-512, AVX2 and the default target (cpu_clones.h). Values are the callers' to keep in range.
 
 #include <cstdint>
-
-#include "absl/types/span.h"
 
 namespace mrope {
 
@@ -40,10 +36,6 @@ void FillGridRows(float* h, float* w, int64_t rows, int64_t width, int64_t first
                   int64_t base);
 void FillGridRowsFloat32(float* h, float* w, int64_t rows, int64_t width, int64_t first_row,
                          float base);
-
-// End of the run of entries equal to `value` from `begin` (begin itself if values[begin] differs).
-// Blocks are compared with memcmp, which libc vectorises.
-int64_t RunEnd(absl::Span<const int64_t> values, int64_t begin, int64_t value);
 
 }  // namespace mrope
 
