@@ -11,7 +11,7 @@ namespace {
 // into one word and test it once (constant trip count: vectorised at -O2); only the block with
 // a hit, and the tail, go value by value.
 template <typename Miss>
-inline int64_t FirstMiss(const int64_t* values, int64_t begin, int64_t end, Miss miss) {
+MROPE_CLONE_INLINE int64_t FirstMiss(const int64_t* values, int64_t begin, int64_t end, Miss miss) {
   int64_t i = begin;
   for (; i + kScanBlock <= end; i += kScanBlock) {
     uint64_t any = 0;
