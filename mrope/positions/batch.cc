@@ -13,22 +13,10 @@
 #include "mrope/common/status_macros.h"
 #include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/position_arithmetic.h"
+#include "mrope/positions/scan_kernels.h"
 
 namespace mrope {
 namespace {
-
-constexpr int64_t kBlock = 8;
-
-// Whether every value is 0 or 1, in blocks the compiler vectorises (no early exit per value).
-bool AllZeroOrOne(const int64_t* values, int64_t n) {
-  uint64_t high_bits = 0;  // bits other than bit 0 of any value; negative values set bit 63
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    for (int64_t j = 0; j < kBlock; ++j) high_bits |= static_cast<uint64_t>(values[i + j]) >> 1;
-  }
-  for (; i < n; ++i) high_bits |= static_cast<uint64_t>(values[i]) >> 1;
-  return high_bits == 0;
-}
 
 absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) {
   const int64_t b = batch.batch_size;
@@ -56,14 +44,41 @@ absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) 
           absl::StrCat("attention_mask has ", batch.attention_mask.size(),
                        " entries, expected the shape of input_ids [", b, "][", l, "]"));
     }
-    const int64_t* mask = batch.attention_mask.data();
-    if (!AllZeroOrOne(mask, b * l)) {
-      const int64_t i = std::find_if(mask, mask + b * l, [](int64_t v) { return v != 0 && v != 1; }) - mask;
-      return absl::InvalidArgumentError(absl::StrCat("attention_mask[", i / l, "][", i % l,
-                                                     "] must be 0 or 1, got ", mask[i]));
-    }
   }
   return absl::OkStatus();
+}
+
+// Where a row's real tokens sit: columns [first, last), every one of them real when contiguous
+// (else the mask has holes between first and last).
+struct RealColumns {
+  int64_t first = 0;
+  int64_t last = 0;
+  bool contiguous = true;
+};
+
+// Each row's real columns, and the mask's 0/1 check, reading every mask value once: the left
+// padding is a run of 0 from the start, the right padding a run of 0 from the end, and a run of
+// 1 between them proves the whole row. Only a row where that run stops early (a hole, or a bad
+// value) is read again, to tell the two apart. Rows are checked in order, so the reported value
+// is the first bad one of the batch.
+absl::StatusOr<std::vector<RealColumns>> FindRealColumns(const PromptBatch& batch) {
+  const int64_t l = batch.seq_len;
+  std::vector<RealColumns> rows(batch.batch_size, RealColumns{0, l, true});
+  if (batch.attention_mask.empty()) return rows;
+  for (int64_t row = 0; row < batch.batch_size; ++row) {
+    const absl::Span<const int64_t> mask(batch.attention_mask.data() + row * l, l);
+    RealColumns& real = rows[row];
+    real.first = EqualRunEnd(mask, 0, 0);
+    real.last = real.first + TrailingEqualRunStart(mask.subspan(real.first), 0);
+    if (EqualRunEnd(mask.first(real.last), real.first, 1) == real.last) continue;
+    const int64_t bad = BelowRunEnd(mask.first(real.last), real.first, 2);
+    if (bad != real.last) {
+      return absl::InvalidArgumentError(absl::StrCat("attention_mask[", row, "][", bad,
+                                                     "] must be 0 or 1, got ", mask[bad]));
+    }
+    real.contiguous = false;
+  }
+  return rows;
 }
 
 bool HasGrids(const MediaInputs& media) {
@@ -84,8 +99,9 @@ void ReserveRows(int64_t b, BatchPlan& plan) {
 
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
                                     const PositionLimits& limits) {
-  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
+  MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media, limits));
   const PositionPolicy policy = PolicyFor(config);
   const bool vllm = policy.convention == Convention::kVllm;
@@ -103,39 +119,34 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   const int64_t l = batch.seq_len;
   MediaCursor cursor;
   std::vector<int64_t> gathered;
+  std::vector<Span> spans;  // each row's, reusing one allocation
   for (int64_t row = 0; row < batch.batch_size; ++row) {
     const absl::Span<const int64_t> ids(batch.input_ids.data() + row * l, l);
     // The real tokens: a contiguous run of the row (read in place) or gathered from a mask
     // with holes.
-    int64_t first = 0;
-    int64_t last = l;
+    const auto [first, last, contiguous] = real_columns[row];
     std::vector<int64_t> columns;
-    absl::Span<const int64_t> real_tokens = ids;
-    if (!batch.attention_mask.empty()) {
+    absl::Span<const int64_t> real_tokens = ids.subspan(first, last - first);
+    if (!contiguous) {
       const int64_t* mask = batch.attention_mask.data() + row * l;
-      first = RunEnd(absl::MakeConstSpan(mask, l), 0, 0);  // left padding
-      while (last > first && mask[last - 1] == 0) --last;
-      real_tokens = ids.subspan(first, last - first);
-      if (RunEnd(absl::MakeConstSpan(mask, last), first, 1) != last) {  // a hole inside
-        gathered.clear();
-        for (int64_t c = first; c < last; ++c) {
-          if (mask[c] == 1) {
-            columns.push_back(c);
-            gathered.push_back(ids[c]);
-          }
+      gathered.clear();
+      for (int64_t c = first; c < last; ++c) {
+        if (mask[c] == 1) {
+          columns.push_back(c);
+          gathered.push_back(ids[c]);
         }
-        real_tokens = gathered;
       }
+      real_tokens = gathered;
     }
     const int64_t n = real_tokens.size();
     if (n == 0 && !plan.text_only_path) {
       return absl::InvalidArgumentError(
           absl::StrCat("row ", row, " has no tokens (its attention_mask is all 0)"));
     }
-    std::vector<Span> spans;
+    spans.clear();
+    MROPE_RETURN_IF_ERROR(ScanRow(config, real_tokens, batch.media, cursor, row, spans));
     if (plan.text_only_path) {
       // HF never scans a batch without grids; media tokens in it are still an error here.
-      MROPE_ASSIGN_OR_RETURN(spans, ScanRow(config, real_tokens, batch.media, cursor, row));
       for (const Span& span : spans) {
         if (span.kind != SpanKind::kText && span.kind != SpanKind::kAudio) {
           return absl::InvalidArgumentError(absl::StrCat(
@@ -144,11 +155,9 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
         }
       }
       spans = {Span::Text(n)};  // positions are cumsum(mask) - 1, audio included
-    } else {
-      MROPE_ASSIGN_OR_RETURN(spans, ScanRow(config, real_tokens, batch.media, cursor, row));
     }
-    MROPE_ASSIGN_OR_RETURN(SequencePositions seq,
-                           SequencePositions::Create(config, spans, limits));
+    SequencePositions& seq = plan.rows.emplace_back();
+    MROPE_RETURN_IF_ERROR(planner.Plan(spans, seq));
     const int64_t pads = l - n;
     double row_max = seq.max_position();
     if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
@@ -158,7 +167,6 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     plan.deltas.push_back(vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded);
     plan.decode_deltas.push_back(vllm ? delta_unpadded : delta_padded);
     plan.decode_offsets.push_back(vllm ? n : l);
-    plan.rows.push_back(std::move(seq));
     plan.first_column.push_back(first);
     plan.scattered_columns.push_back(std::move(columns));
   }
@@ -179,18 +187,19 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   plan.batch_size = b;
   plan.float_positions = PolicyFor(config).float_positions;
   plan.pad_value = 0;
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   ReserveRows(b, plan);
   for (int64_t i = 0; i < b; ++i) {
     if (sequences[i].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("sequences[", i, "] has no spans"));
     }
-    auto seq = SequencePositions::Create(config, sequences[i], limits);
-    if (!seq.ok()) {
-      return absl::Status(seq.status().code(),
-                          absl::StrCat("sequences[", i, "]: ", seq.status().message()));
+    SequencePositions& seq = plan.rows.emplace_back();
+    const absl::Status status = planner.Plan(sequences[i], seq);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("sequences[", i, "]: ", status.message()));
     }
-    plan.seq_len = std::max(plan.seq_len, seq->num_tokens());
-    plan.rows.push_back(*std::move(seq));
+    plan.seq_len = std::max(plan.seq_len, seq.num_tokens());
   }
   if (plan.seq_len * b > limits.max_total_tokens) {
     return absl::InvalidArgumentError(absl::StrCat("sequences: padded batch of ", b, " x ",

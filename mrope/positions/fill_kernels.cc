@@ -1,16 +1,10 @@
 #include "mrope/positions/fill_kernels.h"
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <type_traits>
 
-// Not under sanitizers (MROPE_NO_IFUNC, set by .bazelrc's asan/tsan configs): the clones'
-// IFUNC resolver runs during relocation, before a sanitizer runtime is initialised, and an
-// instrumented resolver crashes there (seen with TSan).
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(MROPE_NO_IFUNC)
-#define MROPE_STORE_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MROPE_STORE_CLONES
-#endif
+#include "mrope/positions/cpu_clones.h"
 
 namespace mrope {
 namespace {
@@ -18,7 +12,7 @@ namespace {
 // Blocks of 8 with a constant trip count vectorise at -O2 (GCC's cheap cost model rejects the
 // plain loop, whose count is unknown); value_at(i) must be a cheap function of i.
 template <typename T, typename ValueAt>
-inline void Blocked(T* out, int64_t n, ValueAt value_at) {
+MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   constexpr int64_t kBlock = 8;
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -27,41 +21,100 @@ inline void Blocked(T* out, int64_t n, ValueAt value_at) {
   for (; i < n; ++i) out[i] = value_at(i);
 }
 
+// out[i] = first + i in T, a 64-byte block at a time. The block's values are first-of-block +
+// lane in T: an int64 index narrowed to int32 lane by lane cost twice the stores (Blocked).
+template <typename T>
+MROPE_CLONE_INLINE void BlockedCounting(T* out, int64_t n, T first) {
+  constexpr int64_t kBlock = 64 / sizeof(T);
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    const T block_first = first + static_cast<T>(i);
+    for (int64_t j = 0; j < kBlock; ++j) out[i + j] = block_first + static_cast<T>(j);
+  }
+  for (; i < n; ++i) out[i] = first + static_cast<T>(i);
+}
+
+// Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows, in
+// blocks of kBlock tokens (width >= kBlock): the last block of a row overlaps the one before, so
+// no row has a scalar tail.
+template <int64_t kBlock, typename T, typename ValueAt>
+MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t rows,
+                                   int64_t width, int64_t first_row, ValueAt value_at) {
+  // Columns in 32-bit lanes for 32-bit outputs (an int64 column narrowed lane by lane cost
+  // more than the stores); widths are far below 2^31.
+  using Column = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  const Column last = static_cast<Column>(width - kBlock);  // the last block's first column
+  for (int64_t r = 0; r < rows; ++r) {
+    const T row_value = value_at(first_row + r);
+    T* __restrict h_row = h + r * width;
+    T* __restrict w_row = w + r * width;
+    for (Column c = 0;; c += kBlock) {
+      c = std::min(c, last);
+      for (Column j = 0; j < kBlock; ++j) {
+        h_row[c + j] = row_value;
+        w_row[c + j] = value_at(c + j);
+      }
+      if (c == last) break;
+    }
+  }
+}
+
+// Blocks of 8 for wide rows, of 4 for the narrow rows of small images (4-7 tokens after the
+// merge), tokens one by one below that.
+template <typename T, typename ValueAt>
+MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
+                           int64_t first_row, ValueAt value_at) {
+  if (width >= 8) return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
+  if (width >= 4) return GridRowsInBlocks<4>(h, w, rows, width, first_row, value_at);
+  for (int64_t i = 0; i < rows * width; ++i) {
+    h[i] = value_at(first_row + i / width);
+    w[i] = value_at(i % width);
+  }
+}
+
 }  // namespace
 
-MROPE_STORE_CLONES void FillConstant(int64_t* out, int64_t n, int64_t value) {
+MROPE_CPU_CLONES void FillConstant(int64_t* out, int64_t n, int64_t value) {
   Blocked(out, n, [value](int64_t) { return value; });
 }
-MROPE_STORE_CLONES void FillConstant(int32_t* out, int64_t n, int32_t value) {
+MROPE_CPU_CLONES void FillConstant(int32_t* out, int64_t n, int32_t value) {
   Blocked(out, n, [value](int64_t) { return value; });
 }
-MROPE_STORE_CLONES void FillConstant(float* out, int64_t n, float value) {
+MROPE_CPU_CLONES void FillConstant(float* out, int64_t n, float value) {
   Blocked(out, n, [value](int64_t) { return value; });
 }
 
-MROPE_STORE_CLONES void FillCounting(int64_t* out, int64_t n, int64_t first) {
-  Blocked(out, n, [first](int64_t i) { return first + i; });
+MROPE_CPU_CLONES void FillCounting(int64_t* out, int64_t n, int64_t first) {
+  BlockedCounting(out, n, first);
 }
-MROPE_STORE_CLONES void FillCounting(int32_t* out, int64_t n, int32_t first) {
-  Blocked(out, n, [first](int64_t i) { return first + static_cast<int32_t>(i); });
+MROPE_CPU_CLONES void FillCounting(int32_t* out, int64_t n, int32_t first) {
+  BlockedCounting(out, n, first);
 }
-MROPE_STORE_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
+MROPE_CPU_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
   Blocked(out, n, [first](int64_t i) { return static_cast<float>(first + i); });
 }
-MROPE_STORE_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
+MROPE_CPU_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
   Blocked(out, n, [base, offset](int64_t i) { return base + static_cast<float>(offset + i); });
 }
 
-int64_t RunEnd(absl::Span<const int64_t> values, int64_t begin, int64_t value) {
-  constexpr int64_t kRunBlock = 64;
-  int64_t block[kRunBlock];
-  Blocked(block, kRunBlock, [value](int64_t) { return value; });
-  const int64_t n = values.size();
-  const int64_t* v = values.data();
-  int64_t i = begin;
-  while (i + kRunBlock <= n && std::memcmp(v + i, block, sizeof(block)) == 0) i += kRunBlock;
-  while (i < n && v[i] == value) ++i;
-  return i;
+MROPE_CPU_CLONES void FillGridRows(int64_t* h, int64_t* w, int64_t rows, int64_t width,
+                                     int64_t first_row, int64_t base) {
+  GridRows(h, w, rows, width, first_row, [base](int64_t x) { return base + x; });
+}
+MROPE_CPU_CLONES void FillGridRows(int32_t* h, int32_t* w, int64_t rows, int64_t width,
+                                     int64_t first_row, int32_t base) {
+  GridRows(h, w, rows, width, first_row,
+           [base](int64_t x) { return base + static_cast<int32_t>(x); });
+}
+MROPE_CPU_CLONES void FillGridRows(float* h, float* w, int64_t rows, int64_t width,
+                                     int64_t first_row, int64_t base) {
+  GridRows(h, w, rows, width, first_row,
+           [base](int64_t x) { return static_cast<float>(base + x); });
+}
+MROPE_CPU_CLONES void FillGridRowsFloat32(float* h, float* w, int64_t rows, int64_t width,
+                                            int64_t first_row, float base) {
+  GridRows(h, w, rows, width, first_row,
+           [base](int64_t x) { return base + static_cast<float>(x); });
 }
 
 }  // namespace mrope

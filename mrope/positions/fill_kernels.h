@@ -1,15 +1,11 @@
 #ifndef MROPE_POSITIONS_FILL_KERNELS_H_
 #define MROPE_POSITIONS_FILL_KERNELS_H_
 
-// The stores under every position writer: constant runs and counting runs of one plane, and the
-// run scan under the token scanner. Written
-// in blocks the compiler vectorises at -O2; on x86-64 Linux each kernel also has an AVX2 clone,
-// picked once at load time where the CPU has it (the default build is SSE2 only, whose 16-byte
-// stores run at about half a memset's speed). Values are the callers' to keep in range.
+// The stores under every position writer: constant and counting runs of one plane, and the h
+// and w planes of grid frames. Written in blocks the compiler vectorises, each kernel built for
+// AVX-512, AVX2 and the default target (cpu_clones.h). Values are the callers' to keep in range.
 
 #include <cstdint>
-
-#include "absl/types/span.h"
 
 namespace mrope {
 
@@ -26,9 +22,20 @@ void FillCounting(float* out, int64_t n, int64_t first);
 // out[i] = base + float(offset + i) in float32: one rounding each (Qwen3-Omni's arithmetic).
 void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset);
 
-// End of the run of entries equal to `value` from `begin` (begin itself if values[begin] differs).
-// Blocks are compared with memcmp, which libc vectorises.
-int64_t RunEnd(absl::Span<const int64_t> values, int64_t begin, int64_t value);
+// The h and w planes of `rows` whole rows of a grid frame, `width` tokens each:
+// h[r * width + c] = value(first_row + r) and w[r * width + c] = value(c), where value(x) is
+// base + x computed as FillCounting computes it (the float overload: float(base + x)), or as
+// FillCountingFloat32 does for FillGridRowsFloat32 (base + float(x)). One call per frame, both
+// planes per row: rows are often 16-22 tokens, where a call (or a loop) per row and plane cost
+// more than its stores.
+void FillGridRows(int64_t* h, int64_t* w, int64_t rows, int64_t width, int64_t first_row,
+                  int64_t base);
+void FillGridRows(int32_t* h, int32_t* w, int64_t rows, int64_t width, int64_t first_row,
+                  int32_t base);
+void FillGridRows(float* h, float* w, int64_t rows, int64_t width, int64_t first_row,
+                  int64_t base);
+void FillGridRowsFloat32(float* h, float* w, int64_t rows, int64_t width, int64_t first_row,
+                         float base);
 
 }  // namespace mrope
 

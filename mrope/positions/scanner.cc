@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -10,8 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/model_family.h"
+#include "mrope/positions/scan_kernels.h"
 
 namespace mrope {
 namespace {
@@ -37,53 +36,33 @@ absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what));
 }
 
-constexpr int64_t kScanBlock = 64;
-
-// End of the run of plain text tokens from `begin`: ids in [0, first_marker). Whole blocks are
-// tested at once: x is outside that range iff x or (first_marker - 1 - x) has its sign bit set
-// in uint64 arithmetic, so negative ids also end the run.
-int64_t TextRunEnd(absl::Span<const int64_t> tokens, int64_t begin, int64_t first_marker) {
-  const int64_t n = tokens.size();
-  const int64_t* t = tokens.data();
-  const uint64_t last_text = static_cast<uint64_t>(first_marker) - 1;
-  int64_t i = begin;
-  for (; i + kScanBlock <= n; i += kScanBlock) {
-    uint64_t outside = 0;
-    for (int64_t j = 0; j < kScanBlock; ++j) {
-      const uint64_t x = static_cast<uint64_t>(t[i + j]);
-      outside |= x | (last_text - x);
-    }
-    if (outside >> 63 != 0) break;
-  }
-  while (i < n && t[i] >= 0 && t[i] < first_marker) ++i;
-  return i;
-}
-
 class RowScanner {
  public:
   RowScanner(const ModelConfig& config, absl::Span<const int64_t> tokens,
-             const MediaInputs& media, MediaCursor& cursor, int64_t row)
+             const MediaInputs& media, MediaCursor& cursor, int64_t row, std::vector<Span>& spans)
       : config_(config),
         policy_(PolicyFor(config)),
         ids_(config.tokens),
         tokens_(tokens),
         media_(media),
         cursor_(cursor),
-        row_(row) {}
+        row_(row),
+        spans_(spans) {}
 
-  absl::StatusOr<std::vector<Span>> Scan() {
+  absl::Status Scan() {
     const int64_t n = tokens_.size();
     int64_t text_run = 0;
-    // Structural ids are special tokens at the top of the vocabulary: anything below the
-    // smallest one is plain text, which makes the common case a single comparison.
-    int64_t smallest_marker = std::numeric_limits<int64_t>::max();
+    // The ids the loop below stops at are special tokens at the top of the vocabulary: every
+    // valid id below the smallest one is plain text, so a text run is one range test per token
+    // (BelowRunEnd also stops at an invalid id, which CheckTokenId then reports).
+    int64_t text_limit = kMaxTokenId + 1;
     for (const int64_t id : {ids_.image, ids_.video, ids_.vision_start, ids_.audio,
-                             ids_.audio_start, ids_.video_start}) {
-      if (id >= 0) smallest_marker = std::min(smallest_marker, id);
+                             ids_.audio_start, ids_.video_start, ids_.video_end}) {
+      if (id >= 0) text_limit = std::min(text_limit, id);
     }
     for (int64_t i = 0; i < n;) {
       const int64_t text_begin = i;
-      i = TextRunEnd(tokens_, i, smallest_marker);
+      i = BelowRunEnd(tokens_, i, text_limit);
       text_run += i - text_begin;
       if (i == n) break;
       const int64_t token = tokens_[i];
@@ -119,7 +98,7 @@ class RowScanner {
     }
     FlushText(text_run);
     if (video_open_) MROPE_RETURN_IF_ERROR(CloseVideo(n));
-    return std::move(spans_);
+    return absl::OkStatus();
   }
 
  private:
@@ -128,7 +107,7 @@ class RowScanner {
     text_run = 0;
   }
 
-  // Ids are vocabulary indices. Every token is either in a text run (TextRunEnd stops at a bad
+  // Ids are vocabulary indices. Every token is either in a text run (BelowRunEnd stops at a bad
   // id), equal to a marker, or where a run stopped: the scanner checks it there.
   absl::Status CheckTokenId(int64_t index) const {
     if (index >= static_cast<int64_t>(tokens_.size())) return absl::OkStatus();
@@ -141,7 +120,7 @@ class RowScanner {
 
   // Length of the run of `id` tokens from `begin`; the token that ends it must be a valid id.
   absl::StatusOr<int64_t> MediaRun(int64_t begin, int64_t id) const {
-    const int64_t end = RunEnd(tokens_, begin, id);
+    const int64_t end = EqualRunEnd(tokens_, begin, id);
     MROPE_RETURN_IF_ERROR(CheckTokenId(end));
     return end - begin;
   }
@@ -164,12 +143,14 @@ class RowScanner {
     return true;
   }
 
+  // `source` names where `expected` comes from: list[entry] plus a note (built only on error).
   absl::Status CheckCount(int64_t index, absl::string_view what, int64_t found,
-                          int64_t expected, absl::string_view source) {
+                          int64_t expected, absl::string_view list, size_t entry,
+                          absl::string_view note = "") {
     if (found == expected) return absl::OkStatus();
     return RowError(row_, index,
-                    absl::StrCat(what, " block has ", found, " tokens but ", source, " gives ",
-                                 expected));
+                    absl::StrCat(what, " block has ", found, " tokens but ", list, "[", entry,
+                                 "]", note, " gives ", expected));
   }
 
   int64_t GridTokens(const Grid& g) const {
@@ -201,18 +182,24 @@ class RowScanner {
   }
 
   // <vision_start> at `i`: an image, a video (frame), or an audio-in-video block.
+  // The block start marker as the family's config names it (vision_start, GLM's image_start);
+  // for error messages only.
+  absl::string_view StartName() const {
+    return TokenName(config_.family, &SpecialTokens::vision_start);
+  }
+
   absl::StatusOr<int64_t> ScanVisionBlock(int64_t i) {
     const int64_t n = tokens_.size();
     if (i + 1 >= n) {
       return RowError(row_, i,
-                      absl::StrCat("row ends in ", start_name_, " (a block with no media tokens)"));
+                      absl::StrCat("row ends in ", StartName(), " (a block with no media tokens)"));
     }
     const int64_t next = tokens_[i + 1];
     if (next == ids_.image) return video_open_ ? ScanBracketedFrame(i) : ScanImage(i);
     if (next == ids_.video && !bracketed_videos_) return ScanVideo(i);
     if (policy_.has_audio && next == ids_.audio_start) return ScanAudioInVideo(i);
     return RowError(row_, i + 1,
-                    absl::StrCat(start_name_, " must be followed by an image",
+                    absl::StrCat(StartName(), " must be followed by an image",
                                  bracketed_videos_ ? "" : " or video",
                                  policy_.has_audio ? " token (or audio_start for audio-in-video)"
                                                    : " token",
@@ -228,9 +215,8 @@ class RowScanner {
     const Grid& grid = media_.image_grid_thw[cursor_.image];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "image_grid_thw", cursor_.image, grid));
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.image));
-    MROPE_RETURN_IF_ERROR(CheckCount(
-        i, "image", found, GridTokens(grid),
-        absl::StrCat("image_grid_thw[", cursor_.image, "]")));
+    MROPE_RETURN_IF_ERROR(
+        CheckCount(i, "image", found, GridTokens(grid), "image_grid_thw", cursor_.image));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "image"));
     Span span = Span::Image(grid);
     span.closed = closed;
@@ -247,12 +233,15 @@ class RowScanner {
     }
     const size_t video = cursor_.video;
     const Grid& full = media_.video_grid_thw[video];
-    MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", video, full));
+    // Once per video: the frames of a video share its grid.
+    if (cursor_.video_frame == 0) {
+      MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", video, full));
+    }
     Grid grid = full;
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.video));
     if (policy_.video_frames_as_blocks) {
       grid.t = 1;  // each frame is its own block
-      if (full.t > 1 && found == GridTokens(full)) {
+      if (full.t > 1 && found == full.t * GridTokens(grid)) {
         return RowError(row_, i,
                         absl::StrCat("video_grid_thw[", video, "] (", full.t,
                                      " frames) is written as one block; ",
@@ -260,9 +249,8 @@ class RowScanner {
                                      " needs one <vision_start>...<vision_end> block per frame"));
       }
     }
-    MROPE_RETURN_IF_ERROR(CheckCount(
-        i, "video", found, GridTokens(grid),
-        absl::StrCat("video_grid_thw[", video, "]", policy_.video_frames_as_blocks ? " (one frame)" : "")));
+    MROPE_RETURN_IF_ERROR(CheckCount(i, "video", found, GridTokens(grid), "video_grid_thw", video,
+                                     policy_.video_frames_as_blocks ? " (one frame)" : ""));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "video"));
     Span span = Span::Video(grid, SecondsPerGrid(video));
     span.closed = closed;
@@ -333,7 +321,7 @@ class RowScanner {
     frame.t = 1;
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.image));
     MROPE_RETURN_IF_ERROR(CheckCount(i, "video frame", found, GridTokens(frame),
-                                     absl::StrCat("video_grid_thw[", video, "] (one frame)")));
+                                     "video_grid_thw", video, " (one frame)"));
     MROPE_ASSIGN_OR_RETURN(const bool closed,
                            ExpectEnd(i + 1 + found, {ids_.vision_end}, "video frame"));
     Span span = Span::Video(frame, SecondsPerGrid(video));
@@ -362,8 +350,8 @@ class RowScanner {
   absl::StatusOr<int64_t> ScanAudioBlock(int64_t i) {
     MROPE_ASSIGN_OR_RETURN(const int64_t expected, NextAudioTokens(i));
     MROPE_ASSIGN_OR_RETURN(const int64_t found, MediaRun(i + 1, ids_.audio));
-    MROPE_RETURN_IF_ERROR(CheckCount(i, "audio", found, expected,
-                                     absl::StrCat("audio_feature_lengths[", cursor_.audio, "]")));
+    MROPE_RETURN_IF_ERROR(
+        CheckCount(i, "audio", found, expected, "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(ExpectEnd(i + 1 + found, {ids_.audio_end}, "audio").status());
     spans_.push_back(Span::Audio(expected));
     ++cursor_.audio;
@@ -389,8 +377,8 @@ class RowScanner {
     int64_t body_end = i + 2;
     int64_t video_found = 0;
     while (true) {
-      const int64_t video_end = RunEnd(tokens_, body_end, ids_.video);
-      const int64_t audio_end = RunEnd(tokens_, video_end, ids_.audio);
+      const int64_t video_end = EqualRunEnd(tokens_, body_end, ids_.video);
+      const int64_t audio_end = EqualRunEnd(tokens_, video_end, ids_.audio);
       if (audio_end == body_end) break;
       video_found += video_end - body_end;
       body_end = audio_end;
@@ -398,9 +386,9 @@ class RowScanner {
     MROPE_RETURN_IF_ERROR(CheckTokenId(body_end));
     const int64_t body = body_end - (i + 2);
     MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video video", video_found, GridTokens(grid),
-                                     absl::StrCat("video_grid_thw[", cursor_.video, "]")));
+                                     "video_grid_thw", cursor_.video));
     MROPE_RETURN_IF_ERROR(CheckCount(i, "audio-in-video audio", body - video_found, audio_tokens,
-                                     absl::StrCat("audio_feature_lengths[", cursor_.audio, "]")));
+                                     "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(
         ExpectEnd(i + 2 + body, {ids_.audio_end, ids_.vision_end}, "audio-in-video").status());
     spans_.push_back(Span::AudioInVideo(grid, SecondsPerGrid(cursor_.video), audio_tokens));
@@ -418,12 +406,9 @@ class RowScanner {
   const int64_t row_;
   const bool bracketed_videos_ =
       policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets;
-  // The block start marker as the family's config names it (vision_start, GLM's image_start).
-  const absl::string_view start_name_ =
-      TokenName(config_.family, &SpecialTokens::vision_start);
   bool video_open_ = false;  // bracketed videos: between video_start and video_end
   int64_t video_start_index_ = 0;
-  std::vector<Span> spans_;
+  std::vector<Span>& spans_;
 };
 
 }  // namespace
@@ -473,11 +458,10 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Span>> ScanRow(const ModelConfig& config,
-                                          absl::Span<const int64_t> tokens,
-                                          const MediaInputs& media, MediaCursor& cursor,
-                                          int64_t row) {
-  return RowScanner(config, tokens, media, cursor, row).Scan();
+absl::Status ScanRow(const ModelConfig& config, absl::Span<const int64_t> tokens,
+                     const MediaInputs& media, MediaCursor& cursor, int64_t row,
+                     std::vector<Span>& spans) {
+  return RowScanner(config, tokens, media, cursor, row, spans).Scan();
 }
 
 absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor) {

@@ -41,12 +41,14 @@ struct MediaCursor {
 absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media,
                                  const PositionLimits& limits = {});
 
-// Scans one row's real tokens (padding already removed). `row` is used in error messages.
-// `media` must have passed ValidateMediaInputs.
-absl::StatusOr<std::vector<Span>> ScanRow(const ModelConfig& config,
-                                          absl::Span<const int64_t> tokens,
-                                          const MediaInputs& media, MediaCursor& cursor,
-                                          int64_t row);
+// Scans one row's real tokens (padding already removed) and appends its spans to `spans` (a
+// caller scanning many rows reuses one vector). `row` is used in error messages. `media` must
+// have passed ValidateMediaInputs. Every id must be in [0, kMaxTokenId]. Reads each token once
+// at memory speed: runs of plain text and of one media token are tested a vector at a time.
+// On error `spans` holds the spans found before it.
+absl::Status ScanRow(const ModelConfig& config, absl::Span<const int64_t> tokens,
+                     const MediaInputs& media, MediaCursor& cursor, int64_t row,
+                     std::vector<Span>& spans);
 
 // After the last row: every grid and audio length must have been used.
 absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -222,17 +221,31 @@ struct GridStream {
 
 }  // namespace
 
+absl::StatusOr<SequencePlanner> SequencePlanner::Create(const ModelConfig& config,
+                                                        const PositionLimits& limits) {
+  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  return SequencePlanner(config, PolicyFor(config), limits);
+}
+
 absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& config,
                                                             absl::Span<const Span> spans,
                                                             const PositionLimits& limits) {
-  MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   SequencePositions seq;
+  MROPE_RETURN_IF_ERROR(planner.Plan(spans, seq));
+  return seq;
+}
+
+absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositions& seq) const {
+  const ModelConfig& config = config_;
+  const PositionLimits& limits = limits_;
+  const PositionPolicy& policy = policy_;
   seq.config_ = config;
   seq.limits_ = limits;
-  seq.policy_ = PolicyFor(config);
-  const PositionPolicy& policy = seq.policy_;
+  seq.policy_ = policy;
   const bool fp = policy.float_positions;
   seq.float_positions_ = fp;
+  seq.spans_.clear();
 
   for (size_t i = 0; i < spans.size(); ++i) {
     MROPE_RETURN_IF_ERROR(
@@ -372,7 +385,7 @@ absl::StatusOr<SequencePositions> SequencePositions::Create(const ModelConfig& c
   seq.delta_ = token == 0 ? 0
                           : AddPositions(fp, AddPositions(fp, max_all, 1),
                                          -static_cast<double>(token));
-  return seq;
+  return absl::OkStatus();
 }
 
 namespace {
@@ -394,18 +407,23 @@ void CountingRun(Out* out, int64_t n, Scalar base, int64_t offset) {
   }
 }
 
-// base + u on all axes for u in [lo, hi): the t plane is written, then copied to h and w in
-// blocks small enough to be read back from L1.
+// `rows` whole rows of a grid frame from row first_row: h = base + row, w = base + col.
+template <typename Scalar, typename Out>
+void GridRowsRun(Out* h, Out* w, int64_t rows, int64_t width, Scalar base, int64_t first_row) {
+  if constexpr (std::is_floating_point<Scalar>::value) {
+    FillGridRowsFloat32(h, w, rows, width, first_row, base);
+  } else if constexpr (std::is_floating_point<Out>::value) {
+    FillGridRows(h, w, rows, width, first_row, base);
+  } else {
+    FillGridRows(h, w, rows, width, first_row, static_cast<Out>(base));
+  }
+}
+
+// base + u on all axes for u in [lo, hi): each plane is computed, which costs fewer cycles
+// than copying one plane into the others (stores only, no loads).
 template <typename Scalar, typename Out>
 void WriteLinear(Scalar base, int64_t lo, int64_t hi, PositionPlanes<Out> out) {
-  constexpr int64_t kBlock = 2048;
-  for (int64_t u = lo; u < hi; u += kBlock) {
-    const int64_t n = std::min(kBlock, hi - u);
-    const int64_t o = u - lo;
-    CountingRun(out.t + o, n, base, u);
-    std::memcpy(out.h + o, out.t + o, n * sizeof(Out));
-    std::memcpy(out.w + o, out.t + o, n * sizeof(Out));
-  }
+  for (Out* plane : {out.t, out.h, out.w}) CountingRun(plane, hi - lo, base, lo);
 }
 
 // Writes positions of one placed span, tokens [lo, hi) of the span, at out + 0. Work per call is
@@ -484,56 +502,38 @@ class SpanWriter {
   }
 
   // Grid tokens [lo, hi) in t-major, row, col order: (base + time(k), base + row, base + col).
-  // Every frame has the same h and w planes, so a frame after the first whole one copies them.
   void WriteGrid(int64_t lo, int64_t hi, PositionPlanes<Out> out) const {
     const Scalar base = static_cast<Scalar>(s_.media_base);
     const int64_t per_frame = stream_.per_frame();
     int64_t k = lo / per_frame;
     int64_t r = lo - k * per_frame;  // token within frame k
-    const Out* whole_h = nullptr;    // h and w planes of the first whole frame written
-    const Out* whole_w = nullptr;
     for (int64_t o = 0; o < hi - lo; ++k, r = 0) {
       const int64_t n = std::min(per_frame - r, hi - lo - o);
       const PositionPlanes<Out> dst = Offset(out, o);
       FillConstant(dst.t, n, static_cast<Out>(Add(base, static_cast<Scalar>(stream_.TimeAt(k)))));
-      if (n == per_frame && whole_h != nullptr) {
-        std::memcpy(dst.h, whole_h, n * sizeof(Out));
-        std::memcpy(dst.w, whole_w, n * sizeof(Out));
-      } else {
-        WriteRows(base, r, n, dst.h, dst.w);
-        if (n == per_frame) {
-          whole_h = dst.h;
-          whole_w = dst.w;
-        }
-      }
+      WriteRows(base, r, n, dst.h, dst.w);
       o += n;
     }
   }
 
-  // The h and w planes of frame tokens [r, r + n): per row, base + row and base + col.
+  // The h and w planes of frame tokens [r, r + n): per row, base + row and base + col. Whole
+  // rows go to one kernel call; only a window's cut rows at either end are written alone.
   void WriteRows(Scalar base, int64_t r, int64_t n, Out* h, Out* w) const {
     const int64_t width = s_.merged_grid.w;
     int64_t row = r / width;
     const int64_t first_col = r - row * width;
-    for (int64_t o = 0, col = first_col; o < n; ++row, col = 0) {
-      const int64_t m = std::min(width - col, n - o);
-      ConstantRun(h + o, m, base, row);
-      o += m;
+    int64_t o = 0;
+    if (first_col != 0) {  // the cut head of a row
+      o = std::min(width - first_col, n);
+      ConstantRun(h, o, base, row);
+      CountingRun(w, o, base, first_col);
+      ++row;
     }
-    // w is the same in every row, so after the first row's tail only one row is computed and the
-    // rest is copied in doubling blocks (rows are often 16-22 tokens: one kernel call per row
-    // cost more than the stores).
-    const int64_t head = first_col == 0 ? 0 : std::min(width - first_col, n);
-    CountingRun(w, head, base, first_col);
-    Out* rows = w + head;
-    const int64_t rest = n - head;
-    int64_t done = std::min(width, rest);
-    CountingRun(rows, done, base, 0);
-    while (done < rest) {
-      const int64_t c = std::min(done, rest - done);  // done is a whole number of rows
-      std::memcpy(rows + done, rows, c * sizeof(Out));
-      done += c;
-    }
+    const int64_t rows = (n - o) / width;
+    GridRowsRun(h + o, w + o, rows, width, base, row);
+    o += rows * width;
+    ConstantRun(h + o, n - o, base, row + rows);  // the cut tail of a row
+    CountingRun(w + o, n - o, base, 0);
   }
 
   const PlacedSpan& s_;

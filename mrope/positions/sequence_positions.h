@@ -63,6 +63,10 @@ struct PlacedSpan {
 
 class SequencePositions {
  public:
+  // An empty sequence (no tokens) under the default config; Create and SequencePlanner::Plan
+  // make real ones.
+  SequencePositions() = default;
+
   // Plans `spans` under `config`. Refuses spans the family cannot have (audio in a VL model,
   // multi-frame Qwen3-VL video blocks, open blocks that are not last, ...), bad grids and
   // seconds, and anything over `limits`, before allocating.
@@ -86,7 +90,7 @@ class SequencePositions {
   absl::Status Fill(int64_t begin, int64_t end, PositionPlanes<Out> out) const;
 
  private:
-  SequencePositions() = default;
+  friend class SequencePlanner;
 
   bool float_positions_ = false;
   PositionPolicy policy_;
@@ -96,6 +100,27 @@ class SequencePositions {
   double max_position_ = 0;
   double delta_ = 0;
   std::vector<PlacedSpan> spans_;
+};
+
+// Plans many sequences under one config (a batch's rows): the config is validated and its
+// policy derived once, and each plan reuses the target's span storage.
+class SequencePlanner {
+ public:
+  static absl::StatusOr<SequencePlanner> Create(const ModelConfig& config,
+                                                const PositionLimits& limits = {});
+
+  // Plans `spans` into `out` (its previous contents are replaced). Refuses what
+  // SequencePositions::Create refuses; `out` is unspecified after an error.
+  absl::Status Plan(absl::Span<const Span> spans, SequencePositions& out) const;
+
+ private:
+  SequencePlanner(const ModelConfig& config, const PositionPolicy& policy,
+                  const PositionLimits& limits)
+      : config_(config), policy_(policy), limits_(limits) {}
+
+  ModelConfig config_;
+  PositionPolicy policy_;
+  PositionLimits limits_;
 };
 
 // Declared for the three output types mrope supports.
