@@ -40,17 +40,17 @@ std::vector<int64_t> Text(int64_t n) {
 }
 
 // A row of one image block of n tokens, and its grid [1, 2, 2n] (n tokens after the 2x2 merge).
-PromptBatch ImageRow(int64_t n, std::vector<int64_t> ids = {}) {
+TestBatch ImageRow(int64_t n, std::vector<int64_t> ids = {}) {
   ids.push_back(Ids().vision_start);
   ids.insert(ids.end(), n, Ids().image);
   ids.push_back(Ids().vision_end);
-  PromptBatch batch = OneRow(std::move(ids));
+  TestBatch batch = OneRow(std::move(ids));
   batch.media.image_grid_thw = {{1, 2, 2 * n}};
   return batch;
 }
 
-std::string PlanError(const PromptBatch& batch) {
-  return std::string(PlanBatch(Preset("qwen2_vl"), batch).status().message());
+std::string PlanError(const TestBatch& batch) {
+  return std::string(PlanBatch(Preset("qwen2_vl"), batch.View()).status().message());
 }
 
 TEST(ScanBoundaries, BadIdAtEveryOffsetOfText) {
@@ -68,7 +68,7 @@ TEST(ScanBoundaries, BadIdAtEveryOffsetOfText) {
 TEST(ScanBoundaries, LargestTokenIdIsText) {
   std::vector<int64_t> ids = Text(kLength);
   for (int64_t at = 0; at < kLength; at += 5) ids[at] = kMaxTokenId;
-  const auto plan = PlanBatch(Preset("qwen2_vl"), OneRow(ids));
+  const auto plan = PlanBatch(Preset("qwen2_vl"), OneRow(ids).View());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->rows[0].num_tokens(), kLength);
 }
@@ -76,7 +76,7 @@ TEST(ScanBoundaries, LargestTokenIdIsText) {
 TEST(ScanBoundaries, BadIdAtEveryOffsetOfAnImageRun) {
   for (const int64_t bad : {int64_t{-1}, kMaxTokenId + 1}) {
     for (int64_t at = 0; at < kLength; ++at) {
-      PromptBatch batch = ImageRow(kLength);
+      TestBatch batch = ImageRow(kLength);
       batch.input_ids[1 + at] = bad;
       // Right after <vision_start> the id is reported as the block's missing media token.
       EXPECT_THAT(PlanError(batch),
@@ -93,12 +93,12 @@ TEST(ScanBoundaries, BadIdAtEveryOffsetOfAnImageRun) {
 TEST(ScanBoundaries, VisionStartAtEveryOffset) {
   const int64_t image_tokens = kScanBlock + 3;
   for (int64_t before = 0; before <= kLength; ++before) {
-    PromptBatch batch = ImageRow(image_tokens, Text(before));
+    TestBatch batch = ImageRow(image_tokens, Text(before));
     const int64_t after = kLength - before;
     const std::vector<int64_t> tail = Text(after);
     batch.input_ids.insert(batch.input_ids.end(), tail.begin(), tail.end());
     batch.seq_len = batch.input_ids.size();
-    const auto plan = PlanBatch(Preset("qwen2_vl"), batch);
+    const auto plan = PlanBatch(Preset("qwen2_vl"), batch.View());
     ASSERT_TRUE(plan.ok()) << "before " << before << ": " << plan.status();
     // The image span covers its markers; the text on either side is a span when not empty.
     std::vector<SpanKind> expected_kinds;
@@ -123,7 +123,7 @@ TEST(ScanBoundaries, VisionStartAtEveryOffset) {
 // (At offset 0 it is the missing media token after <vision_start>, covered above.)
 TEST(ScanBoundaries, StrayTokenAtEveryOffsetOfAnImageRun) {
   for (int64_t at = 1; at < kLength; ++at) {
-    PromptBatch batch = ImageRow(kLength);
+    TestBatch batch = ImageRow(kLength);
     batch.input_ids[1 + at] = Ids().vision_end;
     EXPECT_THAT(PlanError(batch),
                 HasSubstr(absl::StrCat("row 0, token 0: image block has ", at,
@@ -156,14 +156,14 @@ TEST(ScanBoundaries, MaskPaddingAndHolesAtBlockEdges) {
         for (int64_t c = 0; c < left; ++c) mask[l + c] = 0;
         for (int64_t c = l - right; c < l; ++c) mask[l + c] = 0;
         if (hole < l - right) mask[l + hole] = 0;
-        PromptBatch batch;
+        TestBatch batch;
         batch.batch_size = 2;
         batch.seq_len = l;
         batch.input_ids = Text(l);
         const std::vector<int64_t> row1 = Text(l);
         batch.input_ids.insert(batch.input_ids.end(), row1.begin(), row1.end());
         batch.attention_mask = mask;
-        const auto plan = PlanBatch(Preset("qwen2_vl"), batch);
+        const auto plan = PlanBatch(Preset("qwen2_vl"), batch.View());
         ASSERT_TRUE(plan.ok()) << plan.status();
         std::vector<int64_t> positions;
         ASSERT_TRUE(FillBatch(*plan, positions).ok());
@@ -187,7 +187,7 @@ TEST(ScanBoundaries, BadMaskValueAtEveryOffset) {
       for (int64_t c = l - right; c < l; ++c) mask[l + c] = 0;
       mask[at] = bad;
       if (at + 3 < 2 * l) mask[at + 3] = 7;  // a later bad value is not the one reported
-      PromptBatch batch;
+      TestBatch batch;
       batch.batch_size = 2;
       batch.seq_len = l;
       batch.input_ids.assign(2 * l, 100);
