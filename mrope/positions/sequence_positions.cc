@@ -505,8 +505,8 @@ class SpanWriter {
   void WriteGrid(int64_t lo, int64_t hi, PositionPlanes<Out> out) const {
     const Scalar base = static_cast<Scalar>(s_.media_base);
     const int64_t per_frame = stream_.per_frame();
-    int64_t k = lo / per_frame;
-    int64_t r = lo - k * per_frame;  // token within frame k
+    int64_t k = lo == 0 ? 0 : lo / per_frame;  // (a division costs as much as a short row)
+    int64_t r = lo - k * per_frame;           // token within frame k
     for (int64_t o = 0; o < hi - lo; ++k, r = 0) {
       const int64_t n = std::min(per_frame - r, hi - lo - o);
       const PositionPlanes<Out> dst = Offset(out, o);
@@ -520,6 +520,10 @@ class SpanWriter {
   // rows go to one kernel call; only a window's cut rows at either end are written alone.
   void WriteRows(Scalar base, int64_t r, int64_t n, Out* h, Out* w) const {
     const int64_t width = s_.merged_grid.w;
+    if (r == 0 && n == stream_.per_frame()) {  // a whole frame, without divisions
+      GridRowsRun(h, w, s_.merged_grid.h, width, base, 0);
+      return;
+    }
     int64_t row = r / width;
     const int64_t first_col = r - row * width;
     int64_t o = 0;
