@@ -52,9 +52,9 @@ TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen -DSIMDJSON_THREADS_ENABLED=1 $SANITIZE -ffp-contract=off -Wno-deprecated-declarations"
+CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen $SANITIZE -ffp-contract=off -Wno-deprecated-declarations"
 ABSL_MODULES="absl_status absl_statusor absl_strings absl_str_format absl_span"
-LIBS="$(pkg-config --libs $ABSL_MODULES) -lprotobuf -lsimdjson -pthread"
+LIBS="$(pkg-config --libs $ABSL_MODULES) -lprotobuf -pthread"
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 mkdir -p "$WORK"/{obj,bin,logs,gen}
