@@ -131,11 +131,12 @@ struct ScalarEvent : rj::BaseReaderHandler<rj::UTF8<>, ScalarEvent> {
   }
 };
 
-// `x` as an int64 in [min, max] when it is integral and in range.
+// `x` as an int64 in [min, max] when it is integral and in range. Only |x| <= 2^53, where
+// doubles hold every integer: past it the text's value may differ from the double it rounded
+// to (rapidjson reads -9223372036854775809 as the double -2^63).
 bool IntegralInRange(double x, int64_t min, int64_t max, int64_t& out) {
-  // 2^63 as a double: every double below it converts to int64 exactly.
-  constexpr double kTwoTo63 = 9223372036854775808.0;
-  if (!(x >= -kTwoTo63 && x < kTwoTo63) || x != std::trunc(x)) return false;
+  constexpr double kTwoTo53 = 9007199254740992.0;
+  if (!(x >= -kTwoTo53 && x <= kTwoTo53) || x != std::trunc(x)) return false;
   out = static_cast<int64_t>(x);
   return out >= min && out <= max;
 }

@@ -67,8 +67,8 @@ class JsonValue {
   // Calls `item` for each element of an array with its index.
   absl::Status ForEachItem(absl::FunctionRef<absl::Status(int64_t index, JsonValue& item)> item);
 
-  // An integral number in [min, max]: a JSON integer, an integral float such as 2.0, or (proto3
-  // JSON) a string holding an integer.
+  // An integral number in [min, max]: a JSON integer, an integral float such as 2.0 (up to
+  // 2^53 in magnitude), or (proto3 JSON) a string holding an integer.
   absl::StatusOr<int64_t> Int64(int64_t min = std::numeric_limits<int64_t>::min(),
                                 int64_t max = std::numeric_limits<int64_t>::max());
   // A finite number. (rapidjson 1.1.0 refuses a number whose exponent puts it past the double
