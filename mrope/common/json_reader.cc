@@ -148,6 +148,15 @@ absl::string_view KindName(JsonValue::Kind kind) {
   return kNames[static_cast<int>(kind)];
 }
 
+// Whether a JSON number's digits before its exponent are all zeros.
+bool ZeroMantissa(absl::string_view number) {
+  for (const char c : number) {
+    if (c == 'e' || c == 'E') break;
+    if (c >= '1' && c <= '9') return false;
+  }
+  return true;
+}
+
 bool IsNumberChar(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
@@ -190,7 +199,10 @@ class JsonValue::Context {
     event.string = &string;
     const int64_t begin = offset();
     reader_.Parse<kScalarFlags>(stream_, event);
-    if (exact && !reader_.HasParseError() && event.type == ScalarEvent::Type::kDouble) {
+    // A zero mantissa is exactly 0 (and rapidjson 1.1.0's full-precision path would call
+    // __builtin_clzll(0) on it, undefined behaviour: 0e99 found by config_json_fuzzer).
+    if (exact && !reader_.HasParseError() && event.type == ScalarEvent::Type::kDouble &&
+        !ZeroMantissa(Text(begin, offset()))) {
       stream_.src_ = stream_.begin_ + begin;
       reader_.Parse<kExactDoubleFlags>(stream_, event);
     }

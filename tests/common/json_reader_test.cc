@@ -164,6 +164,8 @@ TEST(JsonReaderTest, HugeNumbersAreRefusedWithTheirText) {
   EXPECT_EQ(read_double("[18446744073709551616]"), "1.84467e+19");
   EXPECT_EQ(read_double("[0.6666666865348816]"), absl::StrCat(0.6666666865348816));
   EXPECT_EQ(read_double("[1e-400]"), "0");
+  EXPECT_EQ(read_double("[0e99]"), "0");  // config_json_fuzzer: UB in rapidjson's full precision
+  EXPECT_EQ(read_double("[-0.000e30]"), "-0");
 }
 
 TEST(JsonReaderTest, TruncatedAndTrailingTextIsRefused) {
