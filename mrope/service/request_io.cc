@@ -14,6 +14,7 @@
 #include "google/protobuf/descriptor.h"
 #include "mrope/common/json_reader.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/limits.h"
 #include "mrope/service/textproto.h"
 
 namespace mrope {
@@ -24,8 +25,6 @@ using ::google::protobuf::EnumValueDescriptor;
 using ::google::protobuf::RepeatedField;
 using ::google::protobuf::RepeatedPtrField;
 
-// Token ids are vocabulary indices: never negative, and far below 2^62.
-constexpr int64_t kMaxTokenId = int64_t{1} << 62;
 constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
