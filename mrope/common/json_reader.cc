@@ -1,6 +1,8 @@
 #include "mrope/common/json_reader.h"
 
+#include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -20,10 +22,12 @@ namespace {
 
 namespace rj = ::rapidjson;
 
-// One scalar: stop after it, validate UTF-8 in strings. Integers need no full precision (they
-// are exact either way); a number that turns out to be a double is parsed again with it.
+// One scalar: stop after it, validate UTF-8 in strings. Not kParseFullPrecisionFlag: rapidjson
+// 1.1.0's full-precision conversion has undefined behaviour at the ends of the double range
+// (found by config_json_fuzzer: __builtin_clzll(0) on 0e99, its power-of-ten table read out of
+// bounds on 300 digits then e99 and on 0.<400 zeros>1e-10). Doubles are converted from their
+// text by Abseil's exact from_chars instead (Context::ParseScalar).
 constexpr unsigned kScalarFlags = rj::kParseStopWhenDoneFlag | rj::kParseValidateEncodingFlag;
-constexpr unsigned kExactDoubleFlags = kScalarFlags | rj::kParseFullPrecisionFlag;
 // A skipped value: the same grammar, with an explicit stack instead of recursion.
 constexpr unsigned kSkipFlags = kScalarFlags | rj::kParseIterativeFlag;
 
@@ -131,12 +135,38 @@ struct ScalarEvent : rj::BaseReaderHandler<rj::UTF8<>, ScalarEvent> {
   }
 };
 
-// `x` as an int64 in [min, max] when it is integral and in range. Only |x| <= 2^53, where
-// doubles hold every integer: past it the text's value may differ from the double it rounded
-// to (rapidjson reads -9223372036854775809 as the double -2^63).
-bool IntegralInRange(double x, int64_t min, int64_t max, int64_t& out) {
+// Whether a JSON number's text (valid JSON grammar) is an integer: no nonzero digit after the
+// decimal point once the exponent has moved it. Judged on the text because rounding to a
+// double can make a fraction integral (1.00000000000000000001 is the double 1).
+bool IntegralText(absl::string_view number) {
+  const size_t e = number.find_first_of("eE");
+  int64_t exponent = 0;  // saturated: beyond 2^30 the answer no longer changes
+  if (e != absl::string_view::npos) {
+    const bool negative = number[e + 1] == '-';
+    for (const char c : number.substr(e + 1)) {
+      if (c >= '0' && c <= '9') exponent = std::min<int64_t>(exponent * 10 + (c - '0'), 1 << 30);
+    }
+    if (negative) exponent = -exponent;
+  }
+  int64_t digits_before_point = 0;  // of the mantissa as written
+  int64_t digit = 0;                // index among the mantissa's digits
+  int64_t last_nonzero = -1;
+  for (const char c : number.substr(0, e)) {
+    if (c == '.') digits_before_point = digit;
+    if (c < '0' || c > '9') continue;
+    if (c != '0') last_nonzero = digit;
+    ++digit;
+  }
+  if (number.substr(0, e).find('.') == absl::string_view::npos) digits_before_point = digit;
+  return last_nonzero < digits_before_point + exponent;
+}
+
+// The number `x` read from `text` as an int64 in [min, max] when its text is an integer and
+// |x| < 2^53: below it doubles hold every integer and the exact conversion gave the text's
+// value; from 2^53 on it may be a neighbour (9007199254740993.0 reads as 2^53).
+bool IntegralInRange(double x, absl::string_view text, int64_t min, int64_t max, int64_t& out) {
   constexpr double kTwoTo53 = 9007199254740992.0;
-  if (!(x >= -kTwoTo53 && x <= kTwoTo53) || x != std::trunc(x)) return false;
+  if (!(x > -kTwoTo53 && x < kTwoTo53) || !IntegralText(text)) return false;
   out = static_cast<int64_t>(x);
   return out >= min && out <= max;
 }
@@ -146,15 +176,6 @@ absl::string_view KindName(JsonValue::Kind kind) {
   constexpr absl::string_view kNames[] = {"null",     "a bool",   "a number",
                                           "a string", "an array", "an object"};
   return kNames[static_cast<int>(kind)];
-}
-
-// Whether a JSON number's digits before its exponent are all zeros.
-bool ZeroMantissa(absl::string_view number) {
-  for (const char c : number) {
-    if (c == 'e' || c == 'E') break;
-    if (c >= '1' && c <= '9') return false;
-  }
-  return true;
 }
 
 bool IsNumberChar(char c) {
@@ -194,17 +215,17 @@ class JsonValue::Context {
   }
 
   // Parses the scalar at the read position into `event` (a string into `string`); returns the
-  // parse error code.
-  rj::ParseErrorCode ParseScalar(ScalarEvent& event, std::string& string, bool exact) {
+  // parse error code. A double is the correctly rounded value of its text (infinite past the
+  // double range).
+  rj::ParseErrorCode ParseScalar(ScalarEvent& event, std::string& string) {
     event.string = &string;
     const int64_t begin = offset();
     reader_.Parse<kScalarFlags>(stream_, event);
-    // A zero mantissa is exactly 0 (and rapidjson 1.1.0's full-precision path would call
-    // __builtin_clzll(0) on it, undefined behaviour: 0e99 found by config_json_fuzzer).
-    if (exact && !reader_.HasParseError() && event.type == ScalarEvent::Type::kDouble &&
-        !ZeroMantissa(Text(begin, offset()))) {
-      stream_.src_ = stream_.begin_ + begin;
-      reader_.Parse<kExactDoubleFlags>(stream_, event);
+    if (!reader_.HasParseError() && event.type == ScalarEvent::Type::kDouble) {
+      // rapidjson has checked the JSON number grammar, which from_chars accepts.
+      const bool converted = absl::SimpleAtod(Text(begin, offset()), &event.number);
+      assert(converted);
+      static_cast<void>(converted);
     }
     return reader_.GetParseErrorCode();
   }
@@ -366,7 +387,7 @@ absl::Status JsonValue::ForEachField(
   while (true) {
     if (context_->Peek() != '"') return SyntaxError("expected a key in quotes");
     ScalarEvent event;
-    if (context_->ParseScalar(event, part.key, /*exact=*/false) != rj::kParseErrorNone) {
+    if (context_->ParseScalar(event, part.key) != rj::kParseErrorNone) {
       return Error(context_->ParseErrorMessage());
     }
     context_->SkipWhitespace();
@@ -418,8 +439,7 @@ absl::StatusOr<int64_t> JsonValue::Int64(int64_t min, int64_t max) {
   MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
   if (kind != Kind::kNumber && kind != Kind::kString) return ExpectedError("an integer");
   ScalarEvent event;
-  const rj::ParseErrorCode error =
-      context_->ParseScalar(event, context_->scratch(), /*exact=*/true);
+  const rj::ParseErrorCode error = context_->ParseScalar(event, context_->scratch());
   if (error != rj::kParseErrorNone && error != rj::kParseErrorNumberTooBig) {
     return Error(context_->ParseErrorMessage());
   }
@@ -432,7 +452,8 @@ absl::StatusOr<int64_t> JsonValue::Int64(int64_t min, int64_t max) {
       integral = x >= min && x <= max;
       break;
     case ScalarEvent::Type::kDouble:
-      integral = IntegralInRange(event.number, min, max, x);
+      integral = IntegralInRange(event.number, context_->Text(offset_, context_->offset()), min,
+                                 max, x);
       break;
     case ScalarEvent::Type::kString:  // proto3 JSON writes 64-bit integers as strings
       integral = absl::SimpleAtoi(context_->scratch(), &x) && x >= min && x <= max;
@@ -449,27 +470,37 @@ absl::StatusOr<double> JsonValue::Double() {
   MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
   if (kind != Kind::kNumber) return ExpectedError("a number");
   ScalarEvent event;
-  const rj::ParseErrorCode error =
-      context_->ParseScalar(event, context_->scratch(), /*exact=*/true);
-  if (error == rj::kParseErrorNumberTooBig) {
-    return Error(absl::StrCat("expected a finite number, got ", ShownText(false)));
+  const rj::ParseErrorCode error = context_->ParseScalar(event, context_->scratch());
+  if (error != rj::kParseErrorNone && error != rj::kParseErrorNumberTooBig) {
+    return Error(context_->ParseErrorMessage());
   }
-  if (error != rj::kParseErrorNone) return Error(context_->ParseErrorMessage());
-  switch (event.type) {
-    case ScalarEvent::Type::kInt64:
-      return static_cast<double>(event.int64);
-    case ScalarEvent::Type::kUint64:
-      return static_cast<double>(event.uint64);
-    default:
-      return event.number;  // finite: rapidjson refuses NaN and infinities
+  // rapidjson refuses some numbers past the double range; the others convert to infinity.
+  double x = std::numeric_limits<double>::infinity();
+  if (error == rj::kParseErrorNone) {
+    switch (event.type) {
+      case ScalarEvent::Type::kInt64:
+        x = static_cast<double>(event.int64);
+        break;
+      case ScalarEvent::Type::kUint64:
+        x = static_cast<double>(event.uint64);
+        break;
+      default:
+        x = event.number;
+        break;
+    }
   }
+  if (!std::isfinite(x)) {
+    return Error(absl::StrCat("expected a finite number, got ",
+                              ShownText(error == rj::kParseErrorNone)));
+  }
+  return x;
 }
 
 absl::StatusOr<bool> JsonValue::Bool() {
   MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
   if (kind != Kind::kBool) return ExpectedError("true or false");
   ScalarEvent event;
-  if (context_->ParseScalar(event, context_->scratch(), false) != rj::kParseErrorNone) {
+  if (context_->ParseScalar(event, context_->scratch()) != rj::kParseErrorNone) {
     return Error(context_->ParseErrorMessage());
   }
   return event.boolean;
@@ -479,7 +510,7 @@ absl::StatusOr<std::string> JsonValue::String() {
   MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
   if (kind != Kind::kString) return ExpectedError("a string");
   ScalarEvent event;
-  if (context_->ParseScalar(event, context_->scratch(), false) != rj::kParseErrorNone) {
+  if (context_->ParseScalar(event, context_->scratch()) != rj::kParseErrorNone) {
     return Error(context_->ParseErrorMessage());
   }
   return context_->scratch();

@@ -67,12 +67,12 @@ class JsonValue {
   // Calls `item` for each element of an array with its index.
   absl::Status ForEachItem(absl::FunctionRef<absl::Status(int64_t index, JsonValue& item)> item);
 
-  // An integral number in [min, max]: a JSON integer, an integral float such as 2.0 (up to
-  // 2^53 in magnitude), or (proto3 JSON) a string holding an integer.
+  // An integral number in [min, max]: a JSON integer, an integral float such as 2.0 or 1e3
+  // (below 2^53 in magnitude), or (proto3 JSON) a string holding an integer.
   absl::StatusOr<int64_t> Int64(int64_t min = std::numeric_limits<int64_t>::min(),
                                 int64_t max = std::numeric_limits<int64_t>::max());
-  // A finite number. (rapidjson 1.1.0 refuses a number whose exponent puts it past the double
-  // range before applying its mantissa, so even 0e400 is refused as not finite.)
+  // A finite number, the double nearest its text. Numbers past the double range are refused
+  // (rapidjson 1.1.0 judges the exponent before the mantissa, so even 0e400 is refused).
   absl::StatusOr<double> Double();
   absl::StatusOr<bool> Bool();
   absl::StatusOr<std::string> String();
