@@ -178,6 +178,8 @@ TEST(JsonReaderTest, HugeNumbersAreRefusedWithTheirText) {
   EXPECT_EQ(read_double("[-0.000e30]"), "-0");
   // config_json_fuzzer: each of these was undefined behaviour in rapidjson 1.1.0's
   // full-precision conversion (__builtin_clzll(0); its power-of-ten table read out of bounds).
+  // Kept in tests/regression/crashers/config_json_fuzzer/ as zero_mantissa_full_precision,
+  // full_precision_power_table_overflow and full_precision_power_table_underflow.
   EXPECT_EQ(read_double("[0e99]"), "0");
   EXPECT_EQ(read_double("[" + std::string(300, '9') + "e99]"),
             "[0]: expected a finite number, got " + std::string(40, '9') + "...");
