@@ -5,8 +5,9 @@
 // text front to back, straight into the caller's types, with bounds and path-naming errors.
 // It keeps no index: memory is the text plus what the caller builds. Scalars (numbers, strings)
 // and skipped values are parsed by rapidjson's Reader (Debian rapidjson-dev 1.1.0, which has
-// no pull API); the containers the caller walks into are read here, so depth and paths are
-// tracked without recursion in the parser.
+// no pull API; doubles are then converted from their text by Abseil's exact from_chars); the
+// containers the caller walks into are read here, so depth and paths are tracked without
+// recursion in the parser.
 //
 //   absl::Status status = ReadJson(text, [&](JsonValue& root) {
 //     return root.ForEachField([&](absl::string_view key, JsonValue& value) -> absl::Status {
