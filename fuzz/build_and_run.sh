@@ -30,11 +30,12 @@ done
 shift $((OPTIND - 1))
 
 # Library sources per target (the fuzz target's own .cc is fuzz/TARGET.cc).
-POSITIONS="mrope/positions/batch.cc mrope/positions/model_config.cc mrope/positions/model_family.cc
-  mrope/positions/scanner.cc mrope/positions/sequence_positions.cc mrope/positions/span.cc"
+POSITIONS="mrope/positions/batch.cc mrope/positions/fill_kernels.cc mrope/positions/model_config.cc
+  mrope/positions/model_family.cc mrope/positions/scanner.cc mrope/positions/sequence_positions.cc
+  mrope/positions/span.cc"
 JSON="mrope/common/json.cc mrope/common/json_reader.cc mrope/common/json_writer.cc"
 ROTARY="mrope/rotary/rope_params.cc mrope/rotary/rope_config.cc mrope/rotary/axis_map.cc"
-SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc
+SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc mrope/rotary/heads_overlap.cc
   mrope/rotary/half_float.cc mrope/service/position_service.cc mrope/service/proto_convert.cc
   mrope/service/model_spec.cc mrope/service/request_io.cc mrope/service/textproto.cc
   $WORK/gen/proto/mrope.pb.cc"
@@ -44,17 +45,18 @@ declare -A SOURCES=(
   [service_request_fuzzer]="$SERVICE"
   [config_json_fuzzer]="$SERVICE"
   [rope_params_fuzzer]="mrope/rotary/rope_params.cc mrope/rotary/axis_map.cc"
-  [kernel_args_fuzzer]="kernels/mrope_kernel_validate.cc"
+  [kernel_args_fuzzer]="kernels/mrope_kernel_validate.cc mrope/rotary/heads_overlap.cc"
 )
 ALL_TARGETS=(positions_fuzzer request_json_fuzzer service_request_fuzzer config_json_fuzzer
   rope_params_fuzzer kernel_args_fuzzer)
 TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 
-SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen -DSIMDJSON_THREADS_ENABLED=1 $SANITIZE -ffp-contract=off -Wno-deprecated-declarations"
+SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  -fsanitize-ignorelist=$ROOT/fuzz/ubsan_ignorelist.txt"
+CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen $SANITIZE -ffp-contract=off -Wno-deprecated-declarations"
 ABSL_MODULES="absl_status absl_statusor absl_strings absl_str_format absl_span"
-LIBS="$(pkg-config --libs $ABSL_MODULES) -lprotobuf -lsimdjson -pthread"
+LIBS="$(pkg-config --libs $ABSL_MODULES) -lprotobuf -pthread"
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 mkdir -p "$WORK"/{obj,bin,logs,gen}

@@ -16,8 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_input.h"
-#include "mrope/service/model_spec.h"
+#include "mrope/positions/limits.h"
 #include "mrope/positions/model_family.h"
+#include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/request_io.h"
 #include "proto/mrope.pb.h"
@@ -75,10 +76,23 @@ void CheckResponse(const PositionRequest& request, const PositionResponse& respo
   }
 }
 
+// The library's default limits let a 150-byte request (two spans of 2^20 text tokens with
+// cos_sin) build 2^27 cos/sin entries, over 2 GB under ASan with the response: within mrope's
+// bounds, but past libFuzzer's -rss_limit_mb=2048 (an out-of-memory "finding";
+// tests/regression/crashers/service_request_fuzzer/cos_sin_past_rss_limit), and 300k tokens
+// with cos_sin already take 13 s of the 20 s -timeout. The services here get 2^16 tokens per
+// row and per batch, so each execution stays small and the refusals stay reachable.
+PositionLimits FuzzLimits() {
+  PositionLimits limits;
+  limits.max_tokens_per_row = int64_t{1} << 16;
+  limits.max_total_tokens = int64_t{1} << 16;
+  return limits;
+}
+
 absl::StatusOr<PositionRequest> Decode(uint8_t encoding, absl::string_view bytes) {
   switch (encoding % 3) {
     case 0:
-      return PositionRequestFromJson(bytes);
+      return PositionRequestFromJson(bytes, FuzzLimits());
     case 1:
       return PositionRequestFromTextproto(bytes);
     default: {
@@ -104,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const std::string& name : PresetNames()) {
       auto spec = PresetModelSpec(name);
       FUZZ_CHECK(spec.ok(), spec.status().ToString());
-      auto service = PositionService::Create(*spec);
+      auto service = PositionService::Create(*spec, FuzzLimits());
       FUZZ_CHECK(service.ok(), service.status().ToString());
       all->push_back(*std::move(service));
     }

@@ -5,7 +5,7 @@ Usage: wheel.py --extension PATH/_mrope.so --version VERSION --out DIR
 
 Writes DIR/mrope-VERSION-cpXY-cpXY-PLATFORM.whl for the running interpreter (run it with the
 python3 the extension was built against) and prints its path. The extension links Debian's
-shared Abseil, protobuf and simdjson libraries, so the wheel is tagged for this platform only
+shared Abseil and protobuf libraries, so the wheel is tagged for this platform only
 (linux_x86_64, not manylinux) and needs those libraries installed where it runs.
 """
 import argparse

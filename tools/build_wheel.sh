@@ -3,8 +3,8 @@
 # for Debian's python3 (the interpreter the extension is built against; $MROPE_PYTHON names
 # another). Installs its build dependencies first, like the other tools/ scripts. Install it
 # offline with:  python3 -m pip install dist/mrope-*.whl
-# The wheel links Debian's shared Abseil, protobuf and simdjson (libabsl-dev, libprotobuf-dev,
-# libsimdjson-dev or their runtime packages) and needs python3-numpy; see python/wheel.py.
+# The wheel links Debian's shared Abseil and protobuf (libabsl-dev, libprotobuf-dev or their
+# runtime packages; rapidjson is header-only) and needs python3-numpy; see python/wheel.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh

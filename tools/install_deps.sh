@@ -6,7 +6,7 @@
 # python3-venv and python3-pip for its wheel test; python3-torch is optional (its tests skip).
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev
-          libgmock-dev libbenchmark-dev libsimdjson-dev pkg-config python3
+          libgmock-dev libbenchmark-dev rapidjson-dev pkg-config python3
           pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-pip)
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive

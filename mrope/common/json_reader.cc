@@ -1,31 +1,204 @@
 #include "mrope/common/json_reader.h"
 
+#include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <new>
 #include <string>
-#include <type_traits>
-#include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mrope/common/status_macros.h"
-#include "simdjson.h"
+#include "rapidjson/error/en.h"
+#include "rapidjson/memorystream.h"
+#include "rapidjson/reader.h"
 
 namespace mrope {
+namespace {
 
-namespace ondemand = ::simdjson::ondemand;
+namespace rj = ::rapidjson;
 
-// The state shared by the values of one document: the path of the value being read and where
-// the text starts (for byte offsets in syntax errors).
+// One scalar: stop after it, validate UTF-8 in strings. Not kParseFullPrecisionFlag: rapidjson
+// 1.1.0's full-precision conversion has undefined behaviour at the ends of the double range
+// (found by config_json_fuzzer: __builtin_clzll(0) on 0e99, its power-of-ten table read out of
+// bounds on 300 digits then e99 and on 0.<400 zeros>1e-10). Doubles are converted from their
+// text by Abseil's exact from_chars instead (Context::ParseScalar).
+constexpr unsigned kScalarFlags = rj::kParseStopWhenDoneFlag | rj::kParseValidateEncodingFlag;
+// A skipped value: the same grammar, with an explicit stack instead of recursion.
+constexpr unsigned kSkipFlags = kScalarFlags | rj::kParseIterativeFlag;
+
+// Where one value, key or container's children sit in the document.
+struct PathPart {
+  std::string key;    // an object's key (owned: later strings reuse the parser's buffer)
+  int64_t index = 0;  // an array's index
+  bool is_index = false;
+};
+
+// path[d - 1] names the children of the container at depth d (the root's depth is 1).
+using PathParts = std::array<PathPart, kMaxJsonDepth + 1>;
+
+// Tracks a skipped value's containers so that a refusal names the path of the value at fault.
+class SkipHandler : public rj::BaseReaderHandler<rj::UTF8<>, SkipHandler> {
+ public:
+  SkipHandler(PathParts& path, int depth) : path_(path), first_(depth), depth_(depth - 1) {}
+
+  bool too_deep() const { return too_deep_; }
+  // The depth of the value being read when the parser stopped.
+  int error_depth() const { return depth_ + 1; }
+
+  bool Default() { return ValueDone(); }
+  bool StartObject() { return Open(false); }
+  bool StartArray() { return Open(true); }
+  bool Key(const char* text, rj::SizeType length, bool) {
+    PartAt(depth_).key.assign(text, length);
+    return true;
+  }
+  bool EndObject(rj::SizeType) { return Close(); }
+  bool EndArray(rj::SizeType) { return Close(); }
+
+ private:
+  bool Open(bool array) {
+    if (depth_ + 1 > kMaxJsonDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    ++depth_;
+    PathPart& part = PartAt(depth_);
+    part.is_index = array;
+    part.index = 0;
+    return true;
+  }
+  bool Close() {
+    --depth_;
+    return ValueDone();
+  }
+  // A value of the innermost open container is complete: the next one has the next index.
+  bool ValueDone() {
+    if (depth_ >= first_ && PartAt(depth_).is_index) ++PartAt(depth_).index;
+    return true;
+  }
+
+  PathPart& PartAt(int depth) { return path_[depth - 1]; }
+
+  PathParts& path_;
+  const int first_;  // the skipped value's depth
+  int depth_;        // the innermost open container's depth
+  bool too_deep_ = false;
+};
+
+// The scalar one Parse call emits. Containers are never parsed as scalars (the caller looks at
+// the first character), so their events refuse.
+struct ScalarEvent : rj::BaseReaderHandler<rj::UTF8<>, ScalarEvent> {
+  enum class Type { kNull, kBool, kInt64, kUint64, kDouble, kString };
+  Type type = Type::kNull;
+  bool boolean = false;
+  int64_t int64 = 0;
+  uint64_t uint64 = 0;  // only above INT64_MAX
+  double number = 0;
+  std::string* string = nullptr;  // where a string goes
+
+  bool Default() { return false; }
+  bool Null() { return Set(Type::kNull); }
+  bool Bool(bool x) {
+    boolean = x;
+    return Set(Type::kBool);
+  }
+  bool Int(int x) { return Int64(x); }
+  bool Uint(unsigned x) { return Int64(x); }
+  bool Int64(int64_t x) {
+    int64 = x;
+    return Set(Type::kInt64);
+  }
+  bool Uint64(uint64_t x) {
+    if (x <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Int64(static_cast<int64_t>(x));
+    }
+    uint64 = x;
+    return Set(Type::kUint64);
+  }
+  bool Double(double x) {
+    number = x;
+    return Set(Type::kDouble);
+  }
+  bool String(const char* text, rj::SizeType length, bool) {
+    string->assign(text, length);
+    return Set(Type::kString);
+  }
+
+  bool Set(Type t) {
+    type = t;
+    return true;
+  }
+};
+
+// Whether a JSON number's text (valid JSON grammar) is an integer: no nonzero digit after the
+// decimal point once the exponent has moved it. Judged on the text because rounding to a
+// double can make a fraction integral (1.00000000000000000001 is the double 1).
+bool IntegralText(absl::string_view number) {
+  const size_t e = number.find_first_of("eE");
+  int64_t exponent = 0;  // saturated: beyond 2^30 the answer no longer changes
+  if (e != absl::string_view::npos) {
+    const bool negative = number[e + 1] == '-';
+    for (const char c : number.substr(e + 1)) {
+      if (c >= '0' && c <= '9') exponent = std::min<int64_t>(exponent * 10 + (c - '0'), 1 << 30);
+    }
+    if (negative) exponent = -exponent;
+  }
+  int64_t digits_before_point = 0;  // of the mantissa as written
+  int64_t digit = 0;                // index among the mantissa's digits
+  int64_t last_nonzero = -1;
+  for (const char c : number.substr(0, e)) {
+    if (c == '.') digits_before_point = digit;
+    if (c < '0' || c > '9') continue;
+    if (c != '0') last_nonzero = digit;
+    ++digit;
+  }
+  if (number.substr(0, e).find('.') == absl::string_view::npos) digits_before_point = digit;
+  return last_nonzero < digits_before_point + exponent;
+}
+
+// The number `x` read from `text` as an int64 in [min, max] when its text is an integer and
+// |x| < 2^53: below it doubles hold every integer and the exact conversion gave the text's
+// value; from 2^53 on it may be a neighbour (9007199254740993.0 reads as 2^53).
+bool IntegralInRange(double x, absl::string_view text, int64_t min, int64_t max, int64_t& out) {
+  constexpr double kTwoTo53 = 9007199254740992.0;
+  if (!(x > -kTwoTo53 && x < kTwoTo53) || !IntegralText(text)) return false;
+  out = static_cast<int64_t>(x);
+  return out >= min && out <= max;
+}
+
+absl::string_view KindName(JsonValue::Kind kind) {
+  // In the order of JsonValue::Kind.
+  constexpr absl::string_view kNames[] = {"null",     "a bool",   "a number",
+                                          "a string", "an array", "an object"};
+  return kNames[static_cast<int>(kind)];
+}
+
+bool IsNumberChar(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+}  // namespace
+
+// The state shared by the values of one document: the text and the read position, the path of
+// the value being read, and the parser.
 class JsonValue::Context {
  public:
-  Context(ondemand::document& doc, const char* text) : doc_(doc), text_(text) {}
+  explicit Context(absl::string_view text) : stream_(text.data(), text.size()) {}
+
+  int64_t offset() const { return static_cast<int64_t>(stream_.Tell()); }
+  // The next character, '\0' at the end (ReadJson refuses text holding NUL bytes).
+  char Peek() const { return stream_.Peek(); }
+  void Take() { stream_.Take(); }
+  void SkipWhitespace() { rj::SkipWhitespace(stream_); }
+  absl::string_view Text(int64_t begin, int64_t end) const {
+    return absl::string_view(stream_.begin_ + begin, static_cast<size_t>(end - begin));
+  }
+  int64_t end() const { return static_cast<int64_t>(stream_.size_); }
 
   PathPart& part(int depth) { return path_[depth - 1]; }
 
@@ -41,85 +214,76 @@ class JsonValue::Context {
     return out;
   }
 
-  // " at byte N", or "" when the parser cannot say.
-  std::string Location() {
-    const char* at = nullptr;
-    if (doc_.current_location().get(at) != simdjson::SUCCESS) return "";
-    return absl::StrCat(" at byte ", at - text_);
+  // Parses the scalar at the read position into `event` (a string into `string`); returns the
+  // parse error code. A double is the correctly rounded value of its text (infinite past the
+  // double range).
+  rj::ParseErrorCode ParseScalar(ScalarEvent& event, std::string& string) {
+    event.string = &string;
+    const int64_t begin = offset();
+    reader_.Parse<kScalarFlags>(stream_, event);
+    if (!reader_.HasParseError() && event.type == ScalarEvent::Type::kDouble) {
+      // rapidjson has checked the JSON number grammar, which from_chars accepts.
+      const bool converted = absl::SimpleAtod(Text(begin, offset()), &event.number);
+      assert(converted);
+      static_cast<void>(converted);
+    }
+    return reader_.GetParseErrorCode();
   }
 
+  // Skips the value at the read position, whose depth is `depth`; refuses containers deeper
+  // than kMaxJsonDepth. On failure, `error_depth` is the depth of the value at fault.
+  rj::ParseErrorCode Skip(int depth, bool& too_deep, int& error_depth);
+
+  // The parser's last error: its message and where it happened.
+  std::string ParseErrorMessage() const {
+    return absl::StrCat("malformed JSON at byte ", reader_.GetErrorOffset(), ": ",
+                        rj::GetParseError_En(reader_.GetParseErrorCode()));
+  }
+
+  // A scratch string for string values; keys go into their PathPart.
+  std::string& scratch() { return scratch_; }
+
  private:
-  ondemand::document& doc_;
-  const char* text_;
-  std::array<PathPart, kMaxJsonDepth + 1> path_;
+  rj::MemoryStream stream_;
+  rj::Reader reader_;
+  std::string scratch_;
+  PathParts path_;
 };
+
+rj::ParseErrorCode JsonValue::Context::Skip(int depth, bool& too_deep, int& error_depth) {
+  SkipHandler handler(path_, depth);
+  reader_.Parse<kSkipFlags>(stream_, handler);
+  too_deep = handler.too_deep();
+  error_depth = handler.error_depth();
+  return reader_.GetParseErrorCode();
+}
 
 // Parses a document and reads its root (ReadJson's body; a friend of JsonValue).
 struct JsonValueAccess {
-  static absl::Status Read(simdjson::padded_string_view text,
-                           absl::FunctionRef<absl::Status(JsonValue&)> read);
+  static absl::Status Read(absl::string_view text,
+                           absl::FunctionRef<absl::Status(JsonValue&)> read) {
+    JsonValue::Context context(text);
+    context.SkipWhitespace();
+    const char first = context.Peek();
+    if (first != '{' && first != '[') {
+      return absl::InvalidArgumentError(
+          first == '\0' ? "malformed JSON: the text holds no value"
+                        : "expected a JSON object or array");
+    }
+    JsonValue root(&context, 1);
+    MROPE_RETURN_IF_ERROR(read(root));
+    MROPE_RETURN_IF_ERROR(root.SkipIfUnread());
+    context.SkipWhitespace();
+    if (context.Peek() != '\0') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed JSON at byte ", context.offset(), ": text after the top-level value"));
+    }
+    return absl::OkStatus();
+  }
 };
 
-namespace {
-
-ondemand::value& Get(unsigned char* storage) {
-  return *std::launder(reinterpret_cast<ondemand::value*>(storage));
-}
-
-JsonValue::Kind ToKind(ondemand::json_type type) {
-  switch (type) {
-    case ondemand::json_type::array:
-      return JsonValue::Kind::kArray;
-    case ondemand::json_type::object:
-      return JsonValue::Kind::kObject;
-    case ondemand::json_type::number:
-      return JsonValue::Kind::kNumber;
-    case ondemand::json_type::string:
-      return JsonValue::Kind::kString;
-    case ondemand::json_type::boolean:
-      return JsonValue::Kind::kBool;
-    case ondemand::json_type::null:
-      break;
-  }
-  return JsonValue::Kind::kNull;
-}
-
-absl::string_view KindName(JsonValue::Kind kind) {
-  // In the order of JsonValue::Kind.
-  constexpr absl::string_view kNames[] = {"null",     "a bool",   "a number",
-                                          "a string", "an array", "an object"};
-  return kNames[static_cast<int>(kind)];
-}
-
-// The value's text for messages, shortened.
-std::string RawText(ondemand::value& value) {
-  const std::string_view raw = value.raw_json_token();
-  const absl::string_view text =
-      absl::StripTrailingAsciiWhitespace(absl::string_view(raw.data(), raw.size()));
-  constexpr size_t kMaxShown = 40;
-  if (text.size() > kMaxShown) return absl::StrCat(text.substr(0, kMaxShown), "...");
-  return std::string(text);
-}
-
-// `x` as an int64 in [min, max] when it is integral and in range.
-bool IntegralInRange(double x, int64_t min, int64_t max, int64_t& out) {
-  // 2^63 as a double: every double below it converts to int64 exactly.
-  constexpr double kTwoTo63 = 9223372036854775808.0;
-  if (!(x >= -kTwoTo63 && x < kTwoTo63) || x != std::trunc(x)) return false;
-  out = static_cast<int64_t>(x);
-  return out >= min && out <= max;
-}
-
-}  // namespace
-
-JsonValue::JsonValue(Context* context, const void* value, int depth)
-    : context_(context), depth_(depth) {
-  static_assert(sizeof(ondemand::value) <= sizeof(storage_) && alignof(ondemand::value) <= 8 &&
-                    std::is_trivially_copyable_v<ondemand::value> &&
-                    std::is_trivially_destructible_v<ondemand::value>,
-                "storage_ must hold a simdjson::ondemand::value");
-  new (storage_) ondemand::value(*static_cast<const ondemand::value*>(value));
-}
+JsonValue::JsonValue(Context* context, int depth)
+    : context_(context), depth_(depth), offset_(context->offset()) {}
 
 std::string JsonValue::Path() const { return context_->Path(depth_); }
 
@@ -137,14 +301,13 @@ absl::Status JsonValue::UnknownKey(absl::string_view key,
                    "'; accepted keys: ", absl::StrJoin(accepted, ", ")));
 }
 
-absl::Status JsonValue::SyntaxError(int code) {
-  const auto error = static_cast<simdjson::error_code>(code);
-  return Error(absl::StrCat("malformed JSON", context_->Location(), ": ",
-                            simdjson::error_message(error)));
+absl::Status JsonValue::SyntaxError(absl::string_view message) const {
+  return Error(absl::StrCat("malformed JSON at byte ", context_->offset(), ": ", message));
 }
 
-absl::Status JsonValue::AccessError(int code, absl::string_view what) {
-  return code == simdjson::INCORRECT_TYPE ? ExpectedError(what) : SyntaxError(code);
+absl::Status JsonValue::CheckUnread() const {
+  if (context_->offset() == offset_) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(Path(), ": the value was already read"));
 }
 
 absl::Status JsonValue::ExpectedError(absl::string_view what) {
@@ -152,162 +315,221 @@ absl::Status JsonValue::ExpectedError(absl::string_view what) {
   return Error(absl::StrCat("expected ", what, ", got ", KindName(kind)));
 }
 
-absl::Status JsonValue::CheckNesting() const {
-  if (depth_ <= kMaxJsonDepth) return absl::OkStatus();
-  return Error(absl::StrCat("arrays and objects nest deeper than ", kMaxJsonDepth, " levels"));
+std::string JsonValue::ShownText(bool parsed) const {
+  int64_t end = context_->offset();
+  if (!parsed) {  // the parser stopped inside the number
+    const absl::string_view rest = context_->Text(offset_, context_->end());
+    end = offset_;
+    while (end - offset_ < static_cast<int64_t>(rest.size()) && IsNumberChar(rest[end - offset_])) {
+      ++end;
+    }
+  }
+  const absl::string_view text = context_->Text(offset_, end);
+  constexpr size_t kMaxShown = 40;
+  if (text.size() > kMaxShown) return absl::StrCat(text.substr(0, kMaxShown), "...");
+  return std::string(text);
 }
 
 absl::StatusOr<JsonValue::Kind> JsonValue::kind() {
-  ondemand::json_type type;
-  if (auto error = Get(storage_).type().get(type)) return SyntaxError(error);
-  return ToKind(type);
+  MROPE_RETURN_IF_ERROR(CheckUnread());
+  const char c = context_->Peek();
+  switch (c) {
+    case '{':
+      return Kind::kObject;
+    case '[':
+      return Kind::kArray;
+    case '"':
+      return Kind::kString;
+    case 't':
+    case 'f':
+      return Kind::kBool;
+    case 'n':
+      return Kind::kNull;
+    case '\0':
+      return SyntaxError("the text ends where a value should start");
+    default:
+      if (c == '-' || (c >= '0' && c <= '9')) return Kind::kNumber;
+      return SyntaxError(absl::StrCat("expected a value, got '", absl::string_view(&c, 1), "'"));
+  }
 }
 
 absl::StatusOr<bool> JsonValue::IsNull() {
-  bool null = false;
-  if (auto error = Get(storage_).is_null().get(null)) return SyntaxError(error);
-  return null;
+  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
+  if (kind != Kind::kNull) return false;
+  MROPE_RETURN_IF_ERROR(Skip());
+  return true;
+}
+
+absl::Status JsonValue::Open(Kind container, absl::string_view what) {
+  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
+  if (kind != container) return Error(absl::StrCat("expected ", what, ", got ", KindName(kind)));
+  if (depth_ > kMaxJsonDepth) {
+    return Error(absl::StrCat("arrays and objects nest deeper than ", kMaxJsonDepth, " levels"));
+  }
+  context_->Take();
+  context_->SkipWhitespace();
+  return absl::OkStatus();
+}
+
+absl::Status JsonValue::SkipIfUnread() {
+  return context_->offset() == offset_ ? Skip() : absl::OkStatus();
 }
 
 absl::Status JsonValue::ForEachField(
     absl::FunctionRef<absl::Status(absl::string_view key, JsonValue& value)> field) {
-  MROPE_RETURN_IF_ERROR(CheckNesting());
-  ondemand::object object;
-  auto error = Get(storage_).get_object().get(object);
-  if (error) return AccessError(error, "an object");
-  PathPart& part = context_->part(depth_);
-  for (auto member : object) {
-    ondemand::field item;
-    if ((error = std::move(member).get(item))) return SyntaxError(error);
-    std::string_view key;
-    if ((error = item.unescaped_key().get(key))) return SyntaxError(error);
-    part = PathPart{absl::string_view(key.data(), key.size()), 0, false};
-    JsonValue child(context_, &item.value(), depth_ + 1);
-    MROPE_RETURN_IF_ERROR(field(part.key, child));
+  MROPE_RETURN_IF_ERROR(Open(Kind::kObject, "an object"));
+  if (context_->Peek() == '}') {
+    context_->Take();
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+  PathPart& part = context_->part(depth_);
+  part.is_index = false;
+  while (true) {
+    if (context_->Peek() != '"') return SyntaxError("expected a key in quotes");
+    ScalarEvent event;
+    if (context_->ParseScalar(event, part.key) != rj::kParseErrorNone) {
+      return Error(context_->ParseErrorMessage());
+    }
+    context_->SkipWhitespace();
+    if (context_->Peek() != ':') return SyntaxError("expected ':' after a key");
+    context_->Take();
+    context_->SkipWhitespace();
+    JsonValue child(context_, depth_ + 1);
+    MROPE_RETURN_IF_ERROR(field(part.key, child));
+    MROPE_RETURN_IF_ERROR(child.SkipIfUnread());
+    context_->SkipWhitespace();
+    const char next = context_->Peek();
+    if (next != ',' && next != '}') {
+      return SyntaxError(next == '\0' ? "the text ends inside an object"
+                                      : "expected ',' or '}' after an object's value");
+    }
+    context_->Take();
+    if (next == '}') return absl::OkStatus();
+    context_->SkipWhitespace();
+  }
 }
 
 absl::Status JsonValue::ForEachItem(
     absl::FunctionRef<absl::Status(int64_t index, JsonValue& item)> item) {
-  MROPE_RETURN_IF_ERROR(CheckNesting());
-  ondemand::array array;
-  auto error = Get(storage_).get_array().get(array);
-  if (error) return AccessError(error, "an array");
-  PathPart& part = context_->part(depth_);
-  int64_t index = 0;
-  for (auto element : array) {
-    ondemand::value value;
-    if ((error = std::move(element).get(value))) return SyntaxError(error);
-    part = PathPart{absl::string_view(), index, true};
-    JsonValue child(context_, &value, depth_ + 1);
-    MROPE_RETURN_IF_ERROR(item(index, child));
-    ++index;
+  MROPE_RETURN_IF_ERROR(Open(Kind::kArray, "an array"));
+  if (context_->Peek() == ']') {
+    context_->Take();
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+  PathPart& part = context_->part(depth_);
+  part.is_index = true;
+  for (int64_t index = 0;; ++index) {
+    part.index = index;
+    JsonValue child(context_, depth_ + 1);
+    MROPE_RETURN_IF_ERROR(item(index, child));
+    MROPE_RETURN_IF_ERROR(child.SkipIfUnread());
+    context_->SkipWhitespace();
+    const char next = context_->Peek();
+    if (next != ',' && next != ']') {
+      return SyntaxError(next == '\0' ? "the text ends inside an array"
+                                      : "expected ',' or ']' after an array's item");
+    }
+    context_->Take();
+    if (next == ']') return absl::OkStatus();
+    context_->SkipWhitespace();
+  }
 }
 
 absl::StatusOr<int64_t> JsonValue::Int64(int64_t min, int64_t max) {
-  ondemand::value& value = Get(storage_);
-  int64_t x = 0;
-  auto error = value.get_int64().get(x);
-  if (!error && x >= min && x <= max) return x;
-  // Not a plain int64 (2.0, 1e3, a quoted integer, or out of range): the slow path.
-  ondemand::json_type type;
-  if (auto type_error = value.type().get(type)) return SyntaxError(type_error);
-  const std::string raw = RawText(value);
+  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
+  if (kind != Kind::kNumber && kind != Kind::kString) return ExpectedError("an integer");
+  ScalarEvent event;
+  const rj::ParseErrorCode error = context_->ParseScalar(event, context_->scratch());
+  if (error != rj::kParseErrorNone && error != rj::kParseErrorNumberTooBig) {
+    return Error(context_->ParseErrorMessage());
+  }
   bool integral = false;
-  if (type == ondemand::json_type::number) {
-    double d = 0;
-    integral = error ? (!value.get_double().get(d) && IntegralInRange(d, min, max, x))
-                     : false;
-  } else if (type == ondemand::json_type::string) {
-    std::string_view text;
-    integral = !value.get_string().get(text) &&
-               absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &x) && x >= min &&
-               x <= max;
-  } else {
-    return ExpectedError("an integer");
+  int64_t x = 0;
+  // Past DBL_MAX (kParseErrorNumberTooBig) is past int64 too, like above INT64_MAX.
+  switch (error == rj::kParseErrorNone ? event.type : ScalarEvent::Type::kUint64) {
+    case ScalarEvent::Type::kInt64:
+      x = event.int64;
+      integral = x >= min && x <= max;
+      break;
+    case ScalarEvent::Type::kDouble:
+      integral = IntegralInRange(event.number, context_->Text(offset_, context_->offset()), min,
+                                 max, x);
+      break;
+    case ScalarEvent::Type::kString:  // proto3 JSON writes 64-bit integers as strings
+      integral = absl::SimpleAtoi(context_->scratch(), &x) && x >= min && x <= max;
+      break;
+    default:  // above INT64_MAX
+      break;
   }
   if (integral) return x;
-  return Error(absl::StrCat("expected an integer in [", min, ", ", max, "], got ", raw));
+  return Error(absl::StrCat("expected an integer in [", min, ", ", max, "], got ",
+                            ShownText(error == rj::kParseErrorNone)));
 }
 
 absl::StatusOr<double> JsonValue::Double() {
-  ondemand::value& value = Get(storage_);
-  double x = 0;
-  if (!value.get_double().get(x) && std::isfinite(x)) return x;
-  ondemand::json_type type;
-  if (auto error = value.type().get(type)) return SyntaxError(error);
-  if (type != ondemand::json_type::number) return ExpectedError("a number");
-  return Error(absl::StrCat("expected a finite number, got ", RawText(value)));
-}
-
-absl::StatusOr<bool> JsonValue::Bool() {
-  bool x = false;
-  if (auto error = Get(storage_).get_bool().get(x)) return AccessError(error, "true or false");
+  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
+  if (kind != Kind::kNumber) return ExpectedError("a number");
+  ScalarEvent event;
+  const rj::ParseErrorCode error = context_->ParseScalar(event, context_->scratch());
+  if (error != rj::kParseErrorNone && error != rj::kParseErrorNumberTooBig) {
+    return Error(context_->ParseErrorMessage());
+  }
+  // rapidjson refuses some numbers past the double range; the others convert to infinity.
+  double x = std::numeric_limits<double>::infinity();
+  if (error == rj::kParseErrorNone) {
+    switch (event.type) {
+      case ScalarEvent::Type::kInt64:
+        x = static_cast<double>(event.int64);
+        break;
+      case ScalarEvent::Type::kUint64:
+        x = static_cast<double>(event.uint64);
+        break;
+      default:
+        x = event.number;
+        break;
+    }
+  }
+  if (!std::isfinite(x)) {
+    return Error(absl::StrCat("expected a finite number, got ",
+                              ShownText(error == rj::kParseErrorNone)));
+  }
   return x;
 }
 
+absl::StatusOr<bool> JsonValue::Bool() {
+  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
+  if (kind != Kind::kBool) return ExpectedError("true or false");
+  ScalarEvent event;
+  if (context_->ParseScalar(event, context_->scratch()) != rj::kParseErrorNone) {
+    return Error(context_->ParseErrorMessage());
+  }
+  return event.boolean;
+}
+
 absl::StatusOr<std::string> JsonValue::String() {
-  std::string_view x;
-  if (auto error = Get(storage_).get_string().get(x)) return AccessError(error, "a string");
-  return std::string(x);
+  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
+  if (kind != Kind::kString) return ExpectedError("a string");
+  ScalarEvent event;
+  if (context_->ParseScalar(event, context_->scratch()) != rj::kParseErrorNone) {
+    return Error(context_->ParseErrorMessage());
+  }
+  return context_->scratch();
 }
 
 absl::Status JsonValue::Skip() {
-  MROPE_ASSIGN_OR_RETURN(const Kind kind, this->kind());
-  if (kind == Kind::kArray) {
-    return ForEachItem([](int64_t, JsonValue& item) { return item.Skip(); });
+  MROPE_RETURN_IF_ERROR(CheckUnread());
+  bool too_deep = false;
+  int error_depth = depth_;
+  if (context_->Skip(depth_, too_deep, error_depth) == rj::kParseErrorNone) {
+    return absl::OkStatus();
   }
-  if (kind == Kind::kObject) {
-    return ForEachField([](absl::string_view, JsonValue& value) { return value.Skip(); });
-  }
-  return absl::OkStatus();  // a scalar: the parser passes over it
-}
-
-absl::Status JsonValueAccess::Read(simdjson::padded_string_view text,
-                                   absl::FunctionRef<absl::Status(JsonValue&)> read) {
-  if (static_cast<int64_t>(text.length()) > kMaxJsonBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("JSON text of ", text.length(),
-                                                   " bytes exceeds the limit of ", kMaxJsonBytes));
-  }
-  const absl::string_view content =
-      absl::StripAsciiWhitespace(absl::string_view(text.data(), text.length()));
-  if (!content.empty() && content.front() != '{' && content.front() != '[') {
-    return absl::InvalidArgumentError("expected a JSON object or array");
-  }
-  // The parser does not notice every truncated document (`[1, 2` reads as a bad number).
-  if (!content.empty() && content.back() != '}' && content.back() != ']') {
+  const std::string path = context_->Path(error_depth);
+  const std::string prefix = path.empty() ? "" : absl::StrCat(path, ": ");
+  if (too_deep) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed JSON: the text ends with '", content.substr(content.size() - 1),
-        "', not with the '}' or ']' that closes a top-level object or array"));
+        prefix, "arrays and objects nest deeper than ", kMaxJsonDepth, " levels"));
   }
-  ondemand::parser parser;
-  ondemand::document doc;
-  ondemand::value root;
-  auto error = parser.iterate(text).get(doc);
-  if (!error) error = doc.get_value().get(root);
-  if (error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON: ", simdjson::error_message(error)));
-  }
-  JsonValue::Context context(doc, text.data());
-  JsonValue value(&context, &root, 1);
-  MROPE_RETURN_IF_ERROR(read(value));
-  const char* rest = nullptr;
-  if (doc.current_location().get(rest) == simdjson::SUCCESS) {  // not at the end
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON", context.Location(), ": text after the top-level value"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ReadJson(const std::string& text, absl::FunctionRef<absl::Status(JsonValue&)> read) {
-  if (text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING) {
-    return JsonValueAccess::Read(simdjson::padded_string_view(text), read);
-  }
-  return ReadJson(absl::string_view(text), read);
+  return absl::InvalidArgumentError(absl::StrCat(prefix, context_->ParseErrorMessage()));
 }
 
 absl::Status ReadJson(absl::string_view text, absl::FunctionRef<absl::Status(JsonValue&)> read) {
@@ -315,8 +537,12 @@ absl::Status ReadJson(absl::string_view text, absl::FunctionRef<absl::Status(Jso
     return absl::InvalidArgumentError(absl::StrCat("JSON text of ", text.size(),
                                                    " bytes exceeds the limit of ", kMaxJsonBytes));
   }
-  const simdjson::padded_string padded(text.data(), text.size());
-  return JsonValueAccess::Read(padded, read);
+  // The parser takes '\0' for the end of the text.
+  if (const void* nul = std::memchr(text.data(), '\0', text.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON: a NUL byte at byte ", static_cast<const char*>(nul) - text.data()));
+  }
+  return JsonValueAccess::Read(text, read);
 }
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
@@ -331,7 +557,6 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
             absl::StrCat("stdin: input exceeds the limit of ", kMaxJsonBytes, " bytes"));
       }
     }
-    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
     return text;
   }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -342,7 +567,6 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat("file '", path, "' has ", size,
                                                    " bytes, over the limit of ", kMaxJsonBytes));
   }
-  text.reserve(static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING);
   text.resize(static_cast<size_t>(size));
   in.seekg(0);
   if (!in.read(text.data(), size)) {

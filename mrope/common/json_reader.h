@@ -1,8 +1,13 @@
 #ifndef MROPE_COMMON_JSON_READER_H_
 #define MROPE_COMMON_JSON_READER_H_
 
-// mrope's one JSON reader (requests, golden cases, config.json): simdjson's On-Demand parser,
-// read front to back straight into the caller's types, with bounds and path-naming errors.
+// mrope's one JSON reader (requests, golden cases, config.json): a pull reader that walks the
+// text front to back, straight into the caller's types, with bounds and path-naming errors.
+// It keeps no index: memory is the text plus what the caller builds. Scalars (numbers, strings)
+// and skipped values are parsed by rapidjson's Reader (Debian rapidjson-dev 1.1.0, which has
+// no pull API; doubles are then converted from their text by Abseil's exact from_chars); the
+// containers the caller walks into are read here, so depth and paths are tracked without
+// recursion in the parser.
 //
 //   absl::Status status = ReadJson(text, [&](JsonValue& root) {
 //     return root.ForEachField([&](absl::string_view key, JsonValue& value) -> absl::Status {
@@ -11,12 +16,12 @@
 //     });
 //   });
 //
-// Bounds: documents are at most kMaxJsonBytes; containers nest at most kMaxJsonDepth deep (the
-// refusal names the depth); nothing is allocated in proportion to a size the document declares.
-// Errors are InvalidArgument and start with the value's path, e.g.
+// Bounds: documents are at most kMaxJsonBytes; containers nest at most kMaxJsonDepth deep, in
+// skipped values too (the refusal names the depth); nothing is allocated in proportion to a
+// size the document declares. Errors are InvalidArgument and start with the value's path, e.g.
 // "inputs.input_ids[0][17]: expected an integer in [0, 4611686018427387904], got -5".
-// Values are parsed only when read: the content of a skipped value is checked for structure and
-// depth, not for number syntax.
+// Skipped values are checked in full (RFC 8259 grammar, UTF-8 strings, depth). Text holding a
+// NUL byte is refused.
 
 #include <cstdint>
 #include <limits>
@@ -38,13 +43,13 @@ inline constexpr int64_t kMaxJsonBytes = int64_t{64} << 20;
 // Deepest nesting of arrays and objects accepted (mrope's formats need at most 5).
 inline constexpr int kMaxJsonDepth = 64;
 
-// Reads a whole file ("-" reads stdin), refusing more than kMaxJsonBytes. The string has spare
-// capacity for the parser's padding, so ReadJson reads it without a copy.
+// Reads a whole file ("-" reads stdin), refusing more than kMaxJsonBytes.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 // One value of a document being read. Each value can be read once, in document order: read it
-// with one of the methods below, or Skip() it (a value a callback leaves unread is skipped
-// without the depth check). Errors from any method name this value's path.
+// with one of the methods below, or Skip() it (a value a callback leaves unread is skipped).
+// kind() and a false IsNull() do not read it. Reading a value twice is a FailedPrecondition.
+// Errors from any method name this value's path.
 class JsonValue {
  public:
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
@@ -63,15 +68,16 @@ class JsonValue {
   // Calls `item` for each element of an array with its index.
   absl::Status ForEachItem(absl::FunctionRef<absl::Status(int64_t index, JsonValue& item)> item);
 
-  // An integral number in [min, max]: a JSON integer, an integral float such as 2.0, or (proto3
-  // JSON) a string holding an integer.
+  // An integral number in [min, max]: a JSON integer, an integral float such as 2.0 or 1e3
+  // (below 2^53 in magnitude), or (proto3 JSON) a string holding an integer.
   absl::StatusOr<int64_t> Int64(int64_t min = std::numeric_limits<int64_t>::min(),
                                 int64_t max = std::numeric_limits<int64_t>::max());
-  // A finite number.
+  // A finite number, the double nearest its text. Numbers past the double range are refused
+  // (rapidjson 1.1.0 judges the exponent before the mantissa, so even 0e400 is refused).
   absl::StatusOr<double> Double();
   absl::StatusOr<bool> Bool();
   absl::StatusOr<std::string> String();
-  // Reads past the value, checking its nesting depth.
+  // Reads past the value, checking its syntax and nesting depth.
   absl::Status Skip();
 
   // "inputs.input_ids[0][17]" ("" for the root).
@@ -85,33 +91,30 @@ class JsonValue {
 
  private:
   friend struct JsonValueAccess;  // json_reader.cc makes the root value
-  struct PathPart {
-    absl::string_view key;  // an object's key, valid until the document is closed
-    int64_t index = 0;      // an array's index
-    bool is_index = false;
-  };
   class Context;
-  JsonValue(Context* context, const void* value, int depth);
-  absl::Status CheckNesting() const;  // this value may be an array or object
-  absl::Status SyntaxError(int code);
-  // A failed read of this value as `what`: a type error, or else a syntax error.
-  absl::Status AccessError(int code, absl::string_view what);
+  JsonValue(Context* context, int depth);
+  // OK when the value has not been read yet.
+  absl::Status CheckUnread() const;
+  // Reads the opening bracket of a container of `what` (an array or an object).
+  absl::Status Open(Kind container, absl::string_view what);
+  // After a callback: skips the value if it left it unread.
+  absl::Status SkipIfUnread();
   absl::Status ExpectedError(absl::string_view what);
+  // The value's text for messages, shortened; `parsed`: the read position is at its end, else
+  // (a number the parser stopped inside) up to the first character no number holds.
+  std::string ShownText(bool parsed) const;
+  // "malformed JSON at byte N: <message>" for this value's path.
+  absl::Status SyntaxError(absl::string_view message) const;
 
   Context* context_;
-  int depth_;  // 1 for the root; path_[depth_ - 2] names this value
-  alignas(8) unsigned char storage_[32];  // a simdjson::ondemand::value
+  int depth_;           // 1 for the root
+  int64_t offset_ = 0;  // where the value starts in the text
 };
 
 // Parses `text` and calls `read` on its root, which must be an object or an array. Fails if
 // `read` fails, if the text is malformed or too deep, or if anything follows the root value.
-// The std::string overload reads in place when the string has the spare capacity that
-// ReadFileToString leaves; the string_view overload copies the text once.
-absl::Status ReadJson(const std::string& text, absl::FunctionRef<absl::Status(JsonValue&)> read);
+// The text is read in place, without a copy.
 absl::Status ReadJson(absl::string_view text, absl::FunctionRef<absl::Status(JsonValue&)> read);
-inline absl::Status ReadJson(const char* text, absl::FunctionRef<absl::Status(JsonValue&)> read) {
-  return ReadJson(absl::string_view(text), read);
-}
 
 // A flat array of integers in [min, max], each passed to `add` in order; more than `max_items`
 // is refused at the first extra item, so the caller's storage never grows past the bound.

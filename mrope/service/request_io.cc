@@ -14,6 +14,7 @@
 #include "google/protobuf/descriptor.h"
 #include "mrope/common/json_reader.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/limits.h"
 #include "mrope/service/textproto.h"
 
 namespace mrope {
@@ -24,8 +25,6 @@ using ::google::protobuf::EnumValueDescriptor;
 using ::google::protobuf::RepeatedField;
 using ::google::protobuf::RepeatedPtrField;
 
-// Token ids are vocabulary indices: never negative, and far below 2^62.
-constexpr int64_t kMaxTokenId = int64_t{1} << 62;
 constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
@@ -38,7 +37,15 @@ constexpr std::initializer_list<absl::string_view> kGoldenMetadataKeys = {
 constexpr std::initializer_list<absl::string_view> kInputKeys = {
     "input_ids",          "attention_mask",        "image_grid_thw",
     "video_grid_thw",     "second_per_grid_ts",    "video_second_per_grid",
-    "audio_feature_lengths", "use_audio_in_video"};
+    "audio_feature_lengths", "feature_attention_mask", "use_audio_in_video",
+    "pixel_values",       "pixel_values_videos",   "input_features",
+    "mm_token_type_ids"};
+// Tensors HF processors (transformers v4.57, every supported family) return next to the inputs
+// above that do not affect positions: image and video pixels, the audio's mel features, and
+// the token types `return_mm_token_type_ids=True` adds. They are skipped without being stored
+// (the reader still checks their syntax and depth).
+constexpr std::initializer_list<absl::string_view> kIgnoredTensorKeys = {
+    "pixel_values", "pixel_values_videos", "input_features", "mm_token_type_ids"};
 constexpr std::initializer_list<absl::string_view> kSpanKeys = {
     "kind", "text_tokens", "grid", "seconds_per_grid", "audio_tokens", "open"};
 constexpr std::initializer_list<absl::string_view> kOptionKeys = {
@@ -186,9 +193,57 @@ absl::Status ReadFloats(JsonValue& value, const PositionLimits& limits,
   });
 }
 
+// Reads the Omni processors' feature_attention_mask ([num_audios][max_frames] of 0/1) as the
+// audio lengths. HF's thinker takes each row's sum as that audio's length
+// (`audio_feature_lengths = torch.sum(feature_attention_mask, dim=1)`), and the Whisper feature
+// extractor pads at the end, so a row is ones then zeros; any other row would make the sum a
+// length the audio does not have, and is refused.
+absl::Status ReadFeatureAttentionMask(JsonValue& value, const PositionLimits& limits,
+                                      PromptInputs& inputs) {
+  return value.ForEachItem([&](int64_t row, JsonValue& mask) -> absl::Status {
+    if (row >= limits.max_total_tokens) {
+      return value.Error(absl::StrCat("more than ", limits.max_total_tokens, " rows"));
+    }
+    int64_t length = 0;
+    MROPE_RETURN_IF_ERROR(mask.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
+      if (index >= limits.max_total_tokens) {
+        return mask.Error(absl::StrCat("more than ", limits.max_total_tokens, " items"));
+      }
+      MROPE_ASSIGN_OR_RETURN(const int64_t bit, item.Int64(0, 1));
+      if (bit == 1 && length < index) {
+        return item.Error(absl::StrCat(
+            "got 1 after a 0 at index ", length,
+            "; a row must be ones then zeros (HF uses its sum as the audio's length)"));
+      }
+      length += bit;
+      return absl::OkStatus();
+    }));
+    inputs.add_audio_feature_lengths(length);
+    return absl::OkStatus();
+  });
+}
+
+// Which of the two forms of the audio lengths a request used.
+struct AudioLengthForms {
+  bool lengths = false;  // audio_feature_lengths
+  bool mask = false;     // feature_attention_mask
+};
+
 // One key of the golden `inputs` object (also the top level of a bare processor output).
 absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLimits& limits,
-                       PromptInputs& inputs) {
+                       AudioLengthForms& audio, PromptInputs& inputs) {
+  const bool lengths = IsField(key, "audio_feature_lengths");
+  if (lengths || IsField(key, "feature_attention_mask")) {
+    (lengths ? audio.lengths : audio.mask) = true;
+    if (audio.lengths && audio.mask) {
+      return value.Error(
+          "audio_feature_lengths and feature_attention_mask are both given; give one");
+    }
+    if (!lengths) return ReadFeatureAttentionMask(value, limits, inputs);
+    return ReadInt64List(value, kMinInt64, kMaxInt64, limits.max_total_tokens,
+                         [&](int64_t x) { inputs.add_audio_feature_lengths(x); });
+  }
+  if (IsOneOf(key, kIgnoredTensorKeys)) return value.Skip();
   if (IsField(key, "input_ids")) {
     return ReadTokenRows(value, 0, kMaxTokenId, limits, *inputs.mutable_input_ids());
   }
@@ -206,10 +261,6 @@ absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLi
   }
   if (IsField(key, "video_second_per_grid")) {
     return ReadFloats(value, limits, *inputs.mutable_video_second_per_grid());
-  }
-  if (IsField(key, "audio_feature_lengths")) {
-    return ReadInt64List(value, kMinInt64, kMaxInt64, limits.max_total_tokens,
-                         [&](int64_t x) { inputs.add_audio_feature_lengths(x); });
   }
   if (IsField(key, "use_audio_in_video")) {
     return Set(value.Bool(), inputs, &PromptInputs::set_use_audio_in_video);
@@ -275,6 +326,7 @@ absl::Status ReadRequest(JsonValue& root, const PositionLimits& limits,
                          PositionRequest& request) {
   bool nested_inputs = false;  // {"inputs": {...}}
   bool bare_inputs = false;    // the processor output's keys at the top level
+  AudioLengthForms audio;
   MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, root.kind());
   if (kind != JsonValue::Kind::kObject) return root.Error("request: expected a JSON object");
   MROPE_RETURN_IF_ERROR(
@@ -282,12 +334,12 @@ absl::Status ReadRequest(JsonValue& root, const PositionLimits& limits,
         if (key == "inputs") {
           nested_inputs = true;
           return ForEachSetField(value, [&](absl::string_view name, JsonValue& input) {
-            return ReadInput(name, input, limits, *request.mutable_inputs());
+            return ReadInput(name, input, limits, audio, *request.mutable_inputs());
           });
         }
         if (IsOneOf(key, kInputKeys)) {
           bare_inputs = true;
-          return ReadInput(key, value, limits, *request.mutable_inputs());
+          return ReadInput(key, value, limits, audio, *request.mutable_inputs());
         }
         if (key == "sequences") return ReadSequences(value, limits, *request.mutable_sequences());
         if (key == "options") return ReadOptions(value, *request.mutable_options());

@@ -16,7 +16,11 @@
 // A golden case file is itself a valid request: its metadata keys (format, kind, model, case,
 // tags, layout, batch_size, seq_len, source, config, inputs_from, outputs) are ignored.
 // The bare processor output is a request too: an object whose top-level keys are the `inputs`
-// names (input_ids, attention_mask, image_grid_thw, ...) is read as {"inputs": {...}}.
+// names (input_ids, attention_mask, image_grid_thw, ...) is read as {"inputs": {...}}. Inputs
+// may also use the Omni processors' feature_attention_mask ([num_audios][max_frames], each
+// row ones then zeros) instead of audio_feature_lengths (its row sums; giving both is an
+// error), and may carry the processors' pixel_values, pixel_values_videos, input_features and
+// mm_token_type_ids, which are skipped without being stored.
 // Any other key is an error that names it and lists the accepted ones.
 //
 // Checked while reading: token ids are integers in [0, 2^62] and mask values 0 or 1; rows,

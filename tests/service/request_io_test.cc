@@ -3,17 +3,24 @@
 
 #include "mrope/service/request_io.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "mrope/common/json.h"
+#include "mrope/service/position_service.h"
+#include "tests/testing/golden_cases.h"
 
 namespace mrope {
 namespace {
 
+using ::google::protobuf::Value;
 using ::google::protobuf::util::MessageDifferencer;
 using ::testing::HasSubstr;
 
@@ -144,12 +151,96 @@ TEST(RequestIoTest, BareProcessorOutputIsTheInputs) {
               HasSubstr("given both under 'inputs' and at the top level"));
 }
 
+// A golden case's inputs as an Omni processor returns them (json.dump of its BatchFeature):
+// at the top level, feature_attention_mask (each audio's row of ones, padded with zeros to the
+// longest) instead of audio_feature_lengths, and the pixel and feature tensors.
+std::string OmniProcessorOutput(const std::string& case_path) {
+  std::ifstream in(case_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto golden = ParseJson(text);
+  EXPECT_TRUE(golden.ok()) << golden.status();
+  google::protobuf::Struct inputs = golden->struct_value().fields().at("inputs").struct_value();
+  auto& fields = *inputs.mutable_fields();
+  std::vector<int64_t> lengths;
+  if (fields.count("audio_feature_lengths") && fields["audio_feature_lengths"].has_list_value()) {
+    for (const Value& x : fields["audio_feature_lengths"].list_value().values()) {
+      lengths.push_back(static_cast<int64_t>(x.number_value()));
+    }
+  }
+  fields.erase("audio_feature_lengths");
+  const int64_t max_frames = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+  for (const int64_t length : lengths) {
+    Value& row = *fields["feature_attention_mask"].mutable_list_value()->add_values();
+    for (int64_t i = 0; i < max_frames + 7; ++i) {
+      row.mutable_list_value()->add_values()->set_number_value(i < length ? 1 : 0);
+    }
+  }
+  for (const char* tensor : {"pixel_values", "pixel_values_videos", "input_features"}) {
+    Value& rows = fields[tensor];
+    for (int r = 0; r < 3; ++r) {
+      Value& row = *rows.mutable_list_value()->add_values();
+      for (int i = 0; i < 4; ++i) row.mutable_list_value()->add_values()->set_number_value(i - 1.5);
+    }
+  }
+  std::string json;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(inputs, &json).ok());
+  return json;
+}
+
+TEST(RequestIoTest, OmniProcessorOutputGivesTheGoldenPositions) {
+  int with_audio = 0;
+  for (const std::string key : {"qwen2_5_omni", "qwen3_omni"}) {
+    for (const std::string& file : testing::GoldenCaseFiles(key)) {
+      const testing::GoldenCase c = testing::ReadGoldenCase(key, file);
+      SCOPED_TRACE(c.path);
+      const std::string json = OmniProcessorOutput(c.path);
+      auto request = PositionRequestFromJson(json);
+      ASSERT_TRUE(request.ok()) << request.status();
+      with_audio += c.request.inputs().audio_feature_lengths_size() > 0;
+      auto service = PositionService::Create(c.model);
+      ASSERT_TRUE(service.ok()) << service.status();
+      auto response = service->Handle(*request);
+      ASSERT_TRUE(response.ok()) << response.status();
+      std::vector<int64_t> shape;
+      EXPECT_EQ(testing::ArrayValues(response->position_ids()),
+                testing::OutputValues(c.outputs, "position_ids", &shape));
+    }
+  }
+  EXPECT_GE(with_audio, 30);  // 33 of the 128 Omni cases have audio (the mask is exercised)
+}
+
+TEST(RequestIoTest, FeatureAttentionMaskIsCheckedRowByRow) {
+  auto lengths = PositionRequestFromJson(
+      R"({"input_ids": [[1]], "feature_attention_mask": [[1, 1, 1, 0], [1, 1, 1, 1], [0, 0]]})");
+  ASSERT_TRUE(lengths.ok()) << lengths.status();
+  EXPECT_THAT(lengths->inputs().audio_feature_lengths(), ::testing::ElementsAre(3, 4, 0));
+  auto value = PositionRequestFromJson(R"({"feature_attention_mask": [[1, 1], [1, 2]]})");
+  EXPECT_EQ(std::string(value.status().message()),
+            "feature_attention_mask[1][1]: expected an integer in [0, 1], got 2");
+  auto hole = PositionRequestFromJson(R"({"feature_attention_mask": [[1, 1, 0, 1]]})");
+  EXPECT_EQ(std::string(hole.status().message()),
+            "feature_attention_mask[0][3]: got 1 after a 0 at index 2; a row must be ones then "
+            "zeros (HF uses its sum as the audio's length)");
+  auto both = PositionRequestFromJson(
+      R"({"inputs": {"audio_feature_lengths": [3], "feature_attention_mask": [[1, 1, 1]]}})");
+  EXPECT_EQ(std::string(both.status().message()),
+            "inputs.feature_attention_mask: audio_feature_lengths and feature_attention_mask are "
+            "both given; give one");
+  // Processor tensors are skipped, but still read as JSON.
+  auto pixels = PositionRequestFromJson(R"({"input_ids": [[1]], "pixel_values": [[0.5, 1e-3]]})");
+  EXPECT_TRUE(pixels.ok()) << pixels.status();
+  auto broken = PositionRequestFromJson(R"({"input_ids": [[1]], "pixel_values": [[0.5, 1e]]})");
+  EXPECT_THAT(std::string(broken.status().message()), HasSubstr("pixel_values[0][1]: malformed JSON"));
+}
+
 TEST(RequestIoTest, UnknownKeysAreNamedWithTheAcceptedOnes) {
-  auto pixels = PositionRequestFromJson(R"({"input_ids": [[1]], "pixel_values": [[0.5]]})");
+  auto pixels = PositionRequestFromJson(R"({"input_ids": [[1]], "pixel_value": [[0.5]]})");
   EXPECT_EQ(std::string(pixels.status().message()),
-            "unknown key 'pixel_values'; accepted keys: inputs, sequences, options, input_ids, "
+            "unknown key 'pixel_value'; accepted keys: inputs, sequences, options, input_ids, "
             "attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts, "
-            "video_second_per_grid, audio_feature_lengths, use_audio_in_video");
+            "video_second_per_grid, audio_feature_lengths, feature_attention_mask, "
+            "use_audio_in_video, pixel_values, pixel_values_videos, input_features, "
+            "mm_token_type_ids");
   auto span = PositionRequestFromJson(R"({"sequences": [{"spans": [{"knd": "TEXT"}]}]})");
   EXPECT_EQ(std::string(span.status().message()),
             "sequences[0].spans[0]: unknown key 'knd'; accepted keys: kind, text_tokens, grid, "

@@ -264,10 +264,10 @@ def offline_dependencies():
     )
 
     system_repo(
-        name = "simdjson",
-        build_file = "//third_party/system:simdjson.BUILD",
-        symlinks = {"include/simdjson.h": "/usr/include/simdjson.h"},
-        apt_hint = "libsimdjson-dev",
+        name = "rapidjson",
+        build_file = "//third_party/system:rapidjson.BUILD",
+        symlinks = {"include/rapidjson": "/usr/include/rapidjson"},
+        apt_hint = "rapidjson-dev",
     )
 
     system_pybind11(
