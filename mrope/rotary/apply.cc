@@ -252,16 +252,21 @@ absl::Status ApplyRotaryCosSin(const RotarySpec& spec, absl::Span<const CosSin> 
   });
 }
 
+absl::Status CheckCosSinEntries(int64_t num_tokens, int num_pairs) {
+  if (num_pairs > 0 && num_tokens > kMaxCosSinTableEntries / num_pairs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cos/sin of ", num_tokens, " tokens * ", num_pairs,
+                     " pairs exceeds the limit of ", kMaxCosSinTableEntries, " entries"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<CosSin>> ComputeCosSin(const RotarySpec& spec,
                                                   const PositionsView& positions) {
   MROPE_RETURN_IF_ERROR(ValidateRotarySpec(spec));
   MROPE_RETURN_IF_ERROR(ValidatePositions(positions, kMaxPosition));
   const int num_pairs = spec.axis_map.num_pairs;
-  if (positions.num_tokens > kMaxCosSinTableEntries / num_pairs) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cos/sin of ", positions.num_tokens, " tokens * ", num_pairs,
-                     " pairs exceeds the limit of ", kMaxCosSinTableEntries, " entries"));
-  }
+  MROPE_RETURN_IF_ERROR(CheckCosSinEntries(positions.num_tokens, num_pairs));
   std::vector<CosSin> result(positions.num_tokens * num_pairs);
   for (int64_t t = 0; t < positions.num_tokens; ++t) {
     FillRowOnTheFly(spec, positions, t, &result[t * num_pairs]);

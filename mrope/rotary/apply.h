@@ -49,6 +49,10 @@ absl::Status ApplyMropeWithTable(const RotarySpec& spec, const CosSinTable& tabl
 absl::Status ApplyRotaryCosSin(const RotarySpec& spec, absl::Span<const CosSin> cos_sin,
                                const HeadsView& q, const HeadsView& k);
 
+// OK when cos/sin of `num_tokens` tokens of `num_pairs` pairs stay within
+// kMaxCosSinTableEntries entries; else InvalidArgument naming both.
+absl::Status CheckCosSinEntries(int64_t num_tokens, int num_pairs);
+
 // The cos/sin each pair of each token uses: result[t * (rotary_dim / 2) + j] =
 // PairCosSin(inv_freq[j], positions[axis_map.axis[j]][t], attention_scaling). At most
 // kMaxCosSinTableEntries entries.

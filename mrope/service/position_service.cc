@@ -79,18 +79,26 @@ absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
   MROPE_ASSIGN_OR_RETURN(const RotarySpec spec,
                          BuildRotarySpec(rope, layout,
                                          static_cast<int64_t>(max_position) + 1));
-  PositionsView view;
-  view.data = data;
-  view.is_int64 = is_int64;
-  view.num_tokens = tokens;
-  view.axis_stride = tokens;
-  MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> cos_sin, ComputeCosSin(spec, view));
-  result.num_pairs = spec.rotary_dim / 2;
-  result.cos.reserve(cos_sin.size());
-  result.sin.reserve(cos_sin.size());
-  for (const CosSin& value : cos_sin) {
-    result.cos.push_back(value.cos);
-    result.sin.push_back(value.sin);
+  const int num_pairs = spec.axis_map.num_pairs;
+  MROPE_RETURN_IF_ERROR(CheckCosSinEntries(tokens, num_pairs));
+  result.num_pairs = num_pairs;
+  result.cos.reserve(tokens * num_pairs);
+  result.sin.reserve(tokens * num_pairs);
+  // In chunks of tokens, so that the interleaved pairs never exist for the whole prompt beside
+  // the two planes (that doubled the peak: ~3 GB for a request at the entry limit).
+  constexpr int64_t kChunkTokens = 4096;
+  const int64_t position_bytes = is_int64 ? sizeof(int64_t) : sizeof(int32_t);
+  for (int64_t begin = 0; begin < tokens; begin += kChunkTokens) {
+    PositionsView chunk;
+    chunk.data = static_cast<const char*>(data) + begin * position_bytes;
+    chunk.is_int64 = is_int64;
+    chunk.num_tokens = std::min(kChunkTokens, tokens - begin);
+    chunk.axis_stride = tokens;
+    MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> cos_sin, ComputeCosSin(spec, chunk));
+    for (const CosSin& value : cos_sin) {
+      result.cos.push_back(value.cos);
+      result.sin.push_back(value.sin);
+    }
   }
   return absl::OkStatus();
 }

@@ -343,6 +343,41 @@ TEST(PositionServiceTest, CosSinRefusesFractionalPositions) {
   EXPECT_THAT(std::string(response.status().message()), HasSubstr("29.33"));
 }
 
+// A prompt of two batch rows and more tokens than one cos/sin chunk (FillCosSin works 4096
+// tokens at a time): every pair of every token is PairCosSin of its axis position, and the
+// float output (float positions widened) gives the same values.
+TEST(PositionServiceTest, CosSinOfLongPromptsCrossChunks) {
+  const GoldenCase c = ReadGoldenCase("qwen2_vl", "case_026.json");
+  const PositionService service = MakeService(c.model);
+  Prompt prompt;
+  prompt.sequences = {{Span::Text(3000), Span::Image({1, 56, 80}), Span::Text(3001)},
+                      {Span::Text(5)}};
+  OutputOptions options;
+  options.layout = OutputLayout::kPacked;
+  options.cos_sin = true;
+  auto wide = service.Compute<int64_t>(prompt, options);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  auto narrow = service.Compute<float>(prompt, options);
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  const int64_t tokens = wide->shape[1];
+  ASSERT_EQ(tokens, 3000 + 1 + 28 * 40 + 1 + 3001 + 5);
+  const int pairs = wide->num_pairs;
+  ASSERT_EQ(wide->cos.size(), static_cast<size_t>(tokens * pairs));
+  auto spec = BuildRotarySpec(*c.model.rope, RotaryLayout::kNeox, 1 << 16);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  for (int64_t i = 0; i < tokens; ++i) {
+    for (int j = 0; j < pairs; ++j) {
+      const int axis = spec->axis_map.axis[j];
+      const CosSin want = PairCosSin(
+          spec->inv_freq[j], static_cast<float>(wide->position_ids[axis * tokens + i]), 1.0f);
+      ASSERT_EQ(wide->cos[i * pairs + j], want.cos) << i << " " << j;
+      ASSERT_EQ(wide->sin[i * pairs + j], want.sin) << i << " " << j;
+    }
+  }
+  EXPECT_EQ(narrow->cos, wide->cos);
+  EXPECT_EQ(narrow->sin, wide->sin);
+}
+
 // cos/sin of every pair at every returned position: PairCosSin of the pair's axis position.
 TEST(PositionServiceTest, CosSinFollowTheAxisMap) {
   for (const char* model : {"qwen2_vl", "qwen3_vl"}) {
