@@ -9,29 +9,27 @@
 namespace mrope {
 namespace {
 
-// Blocks of 8 with a constant trip count vectorise at -O2 (GCC's cheap cost model rejects the
-// plain loop, whose count is unknown); value_at(i) must be a cheap function of i.
+// out[i] = value_at(block, lane) for i = block + lane, in 64-byte blocks the compiler
+// vectorises (a constant trip count; GCC's cheap cost model rejects the plain loop). The first
+// block is stored where `out` starts, then blocks aligned to 64 bytes, then one ending at n
+// (overlapping its predecessor), as memset does: no store splits a cache line but the two
+// outer ones, and there is no scalar loop for n >= one block. value_at must be a cheap function;
+// taking the block start and the lane separately lets counting runs add the lane in T (an int64
+// index narrowed to int32 lane by lane cost twice the stores).
 template <typename T, typename ValueAt>
 MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
-  constexpr int64_t kBlock = 8;
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    for (int64_t j = 0; j < kBlock; ++j) out[i + j] = value_at(i + j);
-  }
-  for (; i < n; ++i) out[i] = value_at(i);
-}
-
-// out[i] = first + i in T, a 64-byte block at a time. The block's values are first-of-block +
-// lane in T: an int64 index narrowed to int32 lane by lane cost twice the stores (Blocked).
-template <typename T>
-MROPE_CLONE_INLINE void BlockedCounting(T* out, int64_t n, T first) {
   constexpr int64_t kBlock = 64 / sizeof(T);
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    const T block_first = first + static_cast<T>(i);
-    for (int64_t j = 0; j < kBlock; ++j) out[i + j] = block_first + static_cast<T>(j);
+  const auto block = [&](int64_t start) {
+    for (int64_t lane = 0; lane < kBlock; ++lane) out[start + lane] = value_at(start, lane);
+  };
+  if (n < kBlock) {
+    for (int64_t i = 0; i < n; ++i) out[i] = value_at(i, 0);
+    return;
   }
-  for (; i < n; ++i) out[i] = first + static_cast<T>(i);
+  block(0);
+  int64_t i = (kBlock - reinterpret_cast<uintptr_t>(out) / sizeof(T) % kBlock) % kBlock;
+  for (; i + kBlock <= n; i += kBlock) block(i);
+  if (i < n) block(n - kBlock);
 }
 
 // Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows, in
@@ -39,7 +37,7 @@ MROPE_CLONE_INLINE void BlockedCounting(T* out, int64_t n, T first) {
 // no row has a scalar tail.
 template <int64_t kBlock, typename T, typename ValueAt>
 MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t rows,
-                                   int64_t width, int64_t first_row, ValueAt value_at) {
+                                         int64_t width, int64_t first_row, ValueAt value_at) {
   // Columns in 32-bit lanes for 32-bit outputs (an int64 column narrowed lane by lane cost
   // more than the stores); widths are far below 2^31.
   using Column = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
@@ -63,7 +61,7 @@ MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64
 // merge), tokens one by one below that.
 template <typename T, typename ValueAt>
 MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
-                           int64_t first_row, ValueAt value_at) {
+                                 int64_t first_row, ValueAt value_at) {
   if (width >= 8) return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
   if (width >= 4) return GridRowsInBlocks<4>(h, w, rows, width, first_row, value_at);
   for (int64_t i = 0; i < rows * width; ++i) {
@@ -75,44 +73,50 @@ MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows,
 }  // namespace
 
 MROPE_CPU_CLONES void FillConstant(int64_t* out, int64_t n, int64_t value) {
-  Blocked(out, n, [value](int64_t) { return value; });
+  Blocked(out, n, [value](int64_t, int64_t) { return value; });
 }
 MROPE_CPU_CLONES void FillConstant(int32_t* out, int64_t n, int32_t value) {
-  Blocked(out, n, [value](int64_t) { return value; });
+  Blocked(out, n, [value](int64_t, int64_t) { return value; });
 }
 MROPE_CPU_CLONES void FillConstant(float* out, int64_t n, float value) {
-  Blocked(out, n, [value](int64_t) { return value; });
+  Blocked(out, n, [value](int64_t, int64_t) { return value; });
 }
 
 MROPE_CPU_CLONES void FillCounting(int64_t* out, int64_t n, int64_t first) {
-  BlockedCounting(out, n, first);
+  Blocked(out, n, [first](int64_t start, int64_t lane) { return first + start + lane; });
 }
 MROPE_CPU_CLONES void FillCounting(int32_t* out, int64_t n, int32_t first) {
-  BlockedCounting(out, n, first);
+  Blocked(out, n, [first](int64_t start, int64_t lane) {
+    return (first + static_cast<int32_t>(start)) + static_cast<int32_t>(lane);
+  });
 }
 MROPE_CPU_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
-  Blocked(out, n, [first](int64_t i) { return static_cast<float>(first + i); });
+  Blocked(out, n, [first](int64_t start, int64_t lane) {
+    return static_cast<float>(first + start + lane);
+  });
 }
 MROPE_CPU_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
-  Blocked(out, n, [base, offset](int64_t i) { return base + static_cast<float>(offset + i); });
+  Blocked(out, n, [base, offset](int64_t start, int64_t lane) {
+    return base + static_cast<float>(offset + start + lane);
+  });
 }
 
 MROPE_CPU_CLONES void FillGridRows(int64_t* h, int64_t* w, int64_t rows, int64_t width,
-                                     int64_t first_row, int64_t base) {
+                                   int64_t first_row, int64_t base) {
   GridRows(h, w, rows, width, first_row, [base](int64_t x) { return base + x; });
 }
 MROPE_CPU_CLONES void FillGridRows(int32_t* h, int32_t* w, int64_t rows, int64_t width,
-                                     int64_t first_row, int32_t base) {
+                                   int64_t first_row, int32_t base) {
   GridRows(h, w, rows, width, first_row,
            [base](int64_t x) { return base + static_cast<int32_t>(x); });
 }
 MROPE_CPU_CLONES void FillGridRows(float* h, float* w, int64_t rows, int64_t width,
-                                     int64_t first_row, int64_t base) {
+                                   int64_t first_row, int64_t base) {
   GridRows(h, w, rows, width, first_row,
            [base](int64_t x) { return static_cast<float>(base + x); });
 }
 MROPE_CPU_CLONES void FillGridRowsFloat32(float* h, float* w, int64_t rows, int64_t width,
-                                            int64_t first_row, float base) {
+                                          int64_t first_row, float base) {
   GridRows(h, w, rows, width, first_row,
            [base](int64_t x) { return base + static_cast<float>(x); });
 }

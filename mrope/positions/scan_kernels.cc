@@ -27,8 +27,7 @@ MROPE_CLONE_INLINE int64_t FirstMiss(const int64_t* values, int64_t begin, int64
 MROPE_CPU_CLONES int64_t EqualRunEnd(absl::Span<const int64_t> values, int64_t begin,
                                      int64_t value) {
   const uint64_t v = static_cast<uint64_t>(value);
-  return FirstMiss(values.data(), begin, values.size(),
-                   [v](uint64_t x) { return x ^ v; });
+  return FirstMiss(values.data(), begin, values.size(), [v](uint64_t x) { return x ^ v; });
 }
 
 MROPE_CPU_CLONES int64_t TrailingEqualRunStart(absl::Span<const int64_t> values, int64_t value) {

@@ -1,7 +1,9 @@
-// FillGridRows against its definition: every width from 1 to 40 (below, at and above the
-// kernel's block of 8, so both the scalar rows and the overlapping last block are reached),
-// 0 to 4 rows, every output type. Buffers are exactly rows * width long, so a store past a row
-// or past the frame fails under ASan.
+// FillConstant and FillCounting against their definitions at every length from 0 to 70 and
+// every start offset within a 64-byte line (the kernels store a first block, aligned blocks and
+// an overlapping last block). FillGridRows against its definition: every width from 1 to 40
+// (below, at and above the kernel's block of 8, so both the scalar rows and the overlapping last
+// block are reached), 0 to 4 rows, every output type. Buffers are exactly as long as the run, so
+// a store past it fails under ASan.
 
 #include <cstdint>
 #include <vector>
@@ -30,6 +32,44 @@ void ExpectGridRows(Fill fill, ValueAt value_at) {
       }
     }
   }
+}
+
+// Calls fill(out, n) on n entries starting `offset` entries into an exact-size buffer, for every
+// n and offset, and checks out[i] == value_at(i).
+template <typename T, typename Fill, typename ValueAt>
+void ExpectRuns(Fill fill, ValueAt value_at) {
+  for (int64_t offset = 0; offset < 16; ++offset) {
+    for (int64_t n = 0; n <= 70; ++n) {
+      std::vector<T> buffer(offset + n);
+      fill(buffer.data() + offset, n);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(buffer[offset + i], value_at(i))
+            << "offset " << offset << " n " << n << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(FillRuns, ConstantIsTheValueEverywhere) {
+  ExpectRuns<int64_t>([](int64_t* out, int64_t n) { FillConstant(out, n, int64_t{-7}); },
+                      [](int64_t) { return int64_t{-7}; });
+  ExpectRuns<int32_t>([](int32_t* out, int64_t n) { FillConstant(out, n, 123456); },
+                      [](int64_t) { return 123456; });
+  ExpectRuns<float>([](float* out, int64_t n) { FillConstant(out, n, 2.5f); },
+                    [](int64_t) { return 2.5f; });
+}
+
+TEST(FillRuns, CountingIsFirstPlusIndex) {
+  const int64_t first = (int64_t{1} << 40) + 3;
+  ExpectRuns<int64_t>([&](int64_t* out, int64_t n) { FillCounting(out, n, first); },
+                      [&](int64_t i) { return first + i; });
+  ExpectRuns<int32_t>([](int32_t* out, int64_t n) { FillCounting(out, n, 1000003); },
+                      [](int64_t i) { return static_cast<int32_t>(1000003 + i); });
+  const int64_t large = (int64_t{1} << 24) + 1;  // float(large + i) rounds once
+  ExpectRuns<float>([&](float* out, int64_t n) { FillCounting(out, n, large); },
+                    [&](int64_t i) { return static_cast<float>(large + i); });
+  ExpectRuns<float>([](float* out, int64_t n) { FillCountingFloat32(out, n, 0.25f, 1000); },
+                    [](int64_t i) { return 0.25f + static_cast<float>(1000 + i); });
 }
 
 TEST(FillGridRows, Int64IsBasePlusRowAndBasePlusColumn) {
