@@ -64,9 +64,11 @@ MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows,
                                  int64_t first_row, ValueAt value_at) {
   if (width >= 8) return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
   if (width >= 4) return GridRowsInBlocks<4>(h, w, rows, width, first_row, value_at);
-  for (int64_t i = 0; i < rows * width; ++i) {
-    h[i] = value_at(first_row + i / width);
-    w[i] = value_at(i % width);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < width; ++c) {
+      h[r * width + c] = value_at(first_row + r);
+      w[r * width + c] = value_at(c);
+    }
   }
 }
 
