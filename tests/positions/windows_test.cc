@@ -139,5 +139,33 @@ TEST(Windows, GridsAreConsumedAcrossTheBatchInOrder) {
   EXPECT_EQ(plan->rows[1].spans()[0].span.grid.w, 4);
 }
 
+// A planner's target is replaced, not appended to: planning a second prompt into the sequence
+// that held the first gives what Create gives for the second.
+TEST(Windows, PlannerReplacesItsTarget) {
+  auto planner = SequencePlanner::Create(Preset("qwen2_5_omni"));
+  ASSERT_TRUE(planner.ok()) << planner.status();
+  SequencePositions seq;
+  ASSERT_TRUE(planner->Plan({Span::Text(7), Span::AudioInVideo({3, 4, 4}, 2.0f, 60)}, seq).ok());
+  const std::vector<Span> second = {Span::Text(2), Span::Image({1, 4, 6}), Span::Audio(5)};
+  ASSERT_TRUE(planner->Plan(second, seq).ok());
+  const SequencePositions fresh = Build("qwen2_5_omni", second);
+  EXPECT_EQ(seq.num_tokens(), fresh.num_tokens());
+  EXPECT_EQ(seq.delta(), fresh.delta());
+  EXPECT_EQ(seq.spans().size(), fresh.spans().size());
+  const auto got = Window(seq, 0, seq.num_tokens() + 3);
+  const auto want = Window(fresh, 0, fresh.num_tokens() + 3);
+  EXPECT_EQ(got.t, want.t);
+  EXPECT_EQ(got.h, want.h);
+  EXPECT_EQ(got.w, want.w);
+}
+
+TEST(Windows, PlannerRefusesAnInvalidConfig) {
+  ModelConfig config = Preset("qwen2_vl");
+  config.spatial_merge_size = 0;
+  auto planner = SequencePlanner::Create(config);
+  ASSERT_FALSE(planner.ok());
+  EXPECT_THAT(std::string(planner.status().message()), ::testing::HasSubstr("spatial_merge_size"));
+}
+
 }  // namespace
 }  // namespace mrope
