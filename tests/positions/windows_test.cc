@@ -18,6 +18,7 @@ namespace mrope {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 // Every row of every golden case: 16 random windows, some reaching past the prompt.
 TEST(Windows, AnyWindowEqualsTheSliceOfTheWholePrompt) {
@@ -164,7 +165,7 @@ TEST(Windows, PlannerRefusesAnInvalidConfig) {
   config.spatial_merge_size = 0;
   auto planner = SequencePlanner::Create(config);
   ASSERT_FALSE(planner.ok());
-  EXPECT_THAT(std::string(planner.status().message()), ::testing::HasSubstr("spatial_merge_size"));
+  EXPECT_THAT(std::string(planner.status().message()), HasSubstr("spatial_merge_size"));
 }
 
 }  // namespace
