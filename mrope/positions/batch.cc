@@ -162,7 +162,8 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     double row_max = seq.max_position();
     if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
                                                           : std::max(row_max, plan.pad_value);
-    const double delta_unpadded = AddPositions(fp, AddPositions(fp, row_max, 1), -static_cast<double>(n));
+    const double delta_unpadded =
+        AddPositions(fp, AddPositions(fp, row_max, 1), -static_cast<double>(n));
     const double delta_padded = AddPositions(fp, delta_unpadded, -static_cast<double>(pads));
     plan.deltas.push_back(vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded);
     plan.decode_deltas.push_back(vllm ? delta_unpadded : delta_padded);

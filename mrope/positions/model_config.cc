@@ -80,8 +80,8 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
   for (size_t i = 0; i < keys.size(); ++i) {
     const int64_t id = config.tokens.*keys[i].field;
     if (id < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(keys[i].hf_name, "_token_id must be set (>= 0) for ",
-                                                     row.name, ", got ", id));
+      return absl::InvalidArgumentError(absl::StrCat(
+          keys[i].hf_name, "_token_id must be set (>= 0) for ", row.name, ", got ", id));
     }
     for (size_t j = 0; j < i; ++j) {
       if (id == config.tokens.*keys[j].field) {

@@ -192,8 +192,8 @@ absl::Status ValidateRotarySpec(const RotarySpec& spec) {
         absl::StrCat("spec.layout must be kNeox or kGptj, got ", static_cast<int>(spec.layout)));
   }
   if (!IsSinCosMath(spec.sincos_math)) {
-    return absl::InvalidArgumentError(absl::StrCat("spec.sincos_math must be kDouble or kFloat32, got ",
-                                                   static_cast<int>(spec.sincos_math)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.sincos_math must be kDouble or kFloat32, got ", static_cast<int>(spec.sincos_math)));
   }
   const int num_pairs = spec.rotary_dim / 2;
   MROPE_RETURN_IF_ERROR(ValidateAxisMap(spec.axis_map, num_pairs));

@@ -157,7 +157,10 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
     MROPE_RETURN_IF_ERROR(FillDecode(plan, options.decode_steps, result.decode_position_ids));
     result.decode_steps = options.decode_steps;
   }
-  if (options.cos_sin) MROPE_RETURN_IF_ERROR(FillCosSin(*spec_.rope, RotaryLayoutOf(spec_), result.position_ids, result));
+  if (options.cos_sin) {
+    MROPE_RETURN_IF_ERROR(
+        FillCosSin(*spec_.rope, RotaryLayoutOf(spec_), result.position_ids, result));
+  }
   return result;
 }
 
