@@ -87,8 +87,9 @@ absl::Status Run() {
   std::cout << "position_ids [3][" << n << "]:\n";
   const char* axes[] = {"t", "h", "w"};
   for (int axis = 0; axis < 3; ++axis) {
-    std::cout << Row(axes[axis], std::vector<int64_t>(result->position_ids.begin() + axis * n,
-                                                      result->position_ids.begin() + (axis + 1) * n));
+    std::cout << Row(axes[axis],
+                     std::vector<int64_t>(result->position_ids.begin() + axis * n,
+                                          result->position_ids.begin() + (axis + 1) * n));
   }
   std::cout << "\nmrope_position_deltas: " << result->mrope_position_deltas[0]
             << "\nthe answer's first tokens get positions "

@@ -80,7 +80,8 @@ inline bool SameJson(const google::protobuf::Value& ours, const rapidjson::Value
       return theirs.IsString() &&
              absl::string_view(theirs.GetString(), theirs.GetStringLength()) == ours.string_value();
     case Value::kListValue: {
-      if (!theirs.IsArray() || theirs.Size() != static_cast<unsigned>(ours.list_value().values_size())) {
+      if (!theirs.IsArray() ||
+          theirs.Size() != static_cast<unsigned>(ours.list_value().values_size())) {
         return false;
       }
       for (int i = 0; i < ours.list_value().values_size(); ++i) {
@@ -100,7 +101,8 @@ inline bool SameJson(const google::protobuf::Value& ours, const rapidjson::Value
         ++distinct_keys;
         const std::string key(member->name.GetString(), member->name.GetStringLength());
         const auto found = ours.struct_value().fields().find(key);
-        const rapidjson::Value& text = (texts.MemberBegin() + (member - theirs.MemberBegin()))->value;
+        const rapidjson::Value& text =
+            (texts.MemberBegin() + (member - theirs.MemberBegin()))->value;
         if (found == ours.struct_value().fields().end() ||
             !SameJson(found->second, member->value, text)) {
           return false;
@@ -117,7 +119,8 @@ inline bool SameJson(const google::protobuf::Value& ours, const rapidjson::Value
 inline void CheckAgainstRapidjson(absl::string_view text,
                                   const absl::StatusOr<google::protobuf::Value>& ours) {
   if (text.find('\0') != absl::string_view::npos) return;  // the DOM parser stops at a NUL
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
   // Through a bare MemoryStream: Document::Parse would skip any of the BOM's three bytes
   // anywhere before the value, even alone, which mrope refuses.
   const auto parse = [&](rapidjson::Document& document, auto flags) {

@@ -1,8 +1,8 @@
 // Fuzz target: mrope.PositionRequest in all three encodings (JSON with the golden layout,
 // textproto, binary proto) through PositionService::Handle, for every preset model.
 //
-// Input: preset byte (% the number of presets, in PresetNames() order), encoding byte (% 3: JSON, textproto, binary), then the
-// request. Properties checked on every handled request:
+// Input: preset byte (% the number of presets, in PresetNames() order), encoding byte (% 3:
+// JSON, textproto, binary), then the request. Properties checked on every handled request:
 //   * each returned array's shape matches its value count, in the resolved output type;
 //   * decode positions are [3][B][decode_steps] and cos/sin cover every returned position;
 //   * handling the same request again gives the same response, byte for byte (no state is kept

@@ -128,7 +128,8 @@ absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request) {
     std::vector<Span> spans;
     for (int j = 0; j < sequence.spans_size(); ++j) {
       MROPE_ASSIGN_OR_RETURN(
-          Span span, SpanFromProto(sequence.spans(j), absl::StrCat("sequences[", i, "].spans[", j, "]")));
+          Span span,
+          SpanFromProto(sequence.spans(j), absl::StrCat("sequences[", i, "].spans[", j, "]")));
       spans.push_back(span);
     }
     prompt.sequences.push_back(std::move(spans));

@@ -278,7 +278,9 @@ absl::Status ReadSpan(JsonValue& value, PromptSpan& span) {
     if (IsField(key, "seconds_per_grid")) {
       return Set(field.Double(), span, &PromptSpan::set_seconds_per_grid);
     }
-    if (IsField(key, "audio_tokens")) return Set(field.Int64(), span, &PromptSpan::set_audio_tokens);
+    if (IsField(key, "audio_tokens")) {
+      return Set(field.Int64(), span, &PromptSpan::set_audio_tokens);
+    }
     if (IsField(key, "open")) return Set(field.Bool(), span, &PromptSpan::set_open);
     return field.UnknownKey(key, kSpanKeys);
   });
@@ -314,9 +316,13 @@ absl::Status ReadOptions(JsonValue& value, PositionOptions& options) {
     if (IsField(key, "layout")) {
       return Set(ReadEnum(field, Options::Layout_descriptor()), options, &Options::set_layout);
     }
-    if (IsField(key, "window_begin")) return Set(field.Int64(), options, &Options::set_window_begin);
+    if (IsField(key, "window_begin")) {
+      return Set(field.Int64(), options, &Options::set_window_begin);
+    }
     if (IsField(key, "window_end")) return Set(field.Int64(), options, &Options::set_window_end);
-    if (IsField(key, "decode_steps")) return Set(field.Int64(), options, &Options::set_decode_steps);
+    if (IsField(key, "decode_steps")) {
+      return Set(field.Int64(), options, &Options::set_decode_steps);
+    }
     if (IsField(key, "cos_sin")) return Set(field.Bool(), options, &Options::set_cos_sin);
     return field.UnknownKey(key, kOptionKeys);
   });
@@ -391,8 +397,8 @@ absl::StatusOr<PositionRequest> ReadPositionRequest(const std::string& path,
                                              : PositionRequestFromTextproto(text);
   }
   if (!request.ok()) {
-    return absl::Status(request.status().code(),
-                        absl::StrCat(path == "-" ? "stdin" : path, ": ", request.status().message()));
+    return absl::Status(request.status().code(), absl::StrCat(path == "-" ? "stdin" : path, ": ",
+                                                              request.status().message()));
   }
   return request;
 }
