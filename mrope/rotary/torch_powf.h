@@ -23,13 +23,6 @@
 namespace mrope {
 namespace torch_powf_internal {
 
-MROPE_HOST_DEVICE inline float Fma(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fmaf(a, b, c);
-#endif
-}
 MROPE_HOST_DEVICE inline float Sub(float a, float b) { return AddRounded(a, -b); }
 
 // floor(log2(d)) for a positive normal float, and d * 2^e (exact).
@@ -99,22 +92,22 @@ MROPE_HOST_DEVICE inline Df AddFast(float x, Df y) {
 }
 MROPE_HOST_DEVICE inline Df Mul(Df x, float y) {
   const float hi = MulRounded(x.hi, y);
-  return {hi, Fma(x.lo, y, Fma(x.hi, y, -hi))};
+  return {hi, FusedMulAdd(x.lo, y, FusedMulAdd(x.hi, y, -hi))};
 }
 MROPE_HOST_DEVICE inline Df Mul(Df x, Df y) {
   const float hi = MulRounded(x.hi, y.hi);
-  return {hi, Fma(x.hi, y.lo, Fma(x.lo, y.hi, Fma(x.hi, y.hi, -hi)))};
+  return {hi, FusedMulAdd(x.hi, y.lo, FusedMulAdd(x.lo, y.hi, FusedMulAdd(x.hi, y.hi, -hi)))};
 }
 MROPE_HOST_DEVICE inline Df Square(Df x) {
   const float hi = MulRounded(x.hi, x.hi);
-  return {hi, Fma(AddRounded(x.hi, x.hi), x.lo, Fma(x.hi, x.hi, -hi))};
+  return {hi, FusedMulAdd(AddRounded(x.hi, x.hi), x.lo, FusedMulAdd(x.hi, x.hi, -hi))};
 }
 MROPE_HOST_DEVICE inline Df Div(Df n, Df d) {
   const float t = DivRounded(1.0f, d.hi);
   const float hi = MulRounded(n.hi, t);
-  const float u = Fma(t, n.hi, -hi);
-  float lo = Fma(-d.lo, t, Fma(-d.hi, t, 1.0f));
-  lo = Fma(hi, lo, Fma(n.lo, t, u));
+  const float u = FusedMulAdd(t, n.hi, -hi);
+  float lo = FusedMulAdd(-d.lo, t, FusedMulAdd(-d.hi, t, 1.0f));
+  lo = FusedMulAdd(hi, lo, FusedMulAdd(n.lo, t, u));
   return {hi, lo};
 }
 
@@ -125,8 +118,8 @@ MROPE_HOST_DEVICE inline Df Log(float d) {
   const Df x = Div(Add2(-1.0f, m), Add2(1.0f, m));
   const Df x2 = Square(x);
   float t = 0.240320354700088500976562f;
-  t = Fma(t, x2.hi, 0.285112679004669189453125f);
-  t = Fma(t, x2.hi, 0.400007992982864379882812f);
+  t = FusedMulAdd(t, x2.hi, 0.285112679004669189453125f);
+  t = FusedMulAdd(t, x2.hi, 0.400007992982864379882812f);
   const Df c = {0.66666662693023681640625f, 3.69183861259614332084311e-09f};
   const Df ln2 = {0.69314718246459960938f, -1.904654323148236017e-09f};
   return Add2(Mul(ln2, static_cast<float>(e)),
@@ -144,10 +137,10 @@ MROPE_HOST_DEVICE inline float Exp(Df d) {
   s = Add2(s, MulRounded(qf, -kLn2Lo));
   s = Normalize(s);
   float u = 0.00136324646882712841033936f;
-  u = Fma(u, s.hi, 0.00836596917361021041870117f);
-  u = Fma(u, s.hi, 0.0416710823774337768554688f);
-  u = Fma(u, s.hi, 0.166665524244308471679688f);
-  u = Fma(u, s.hi, 0.499999850988388061523438f);
+  u = FusedMulAdd(u, s.hi, 0.00836596917361021041870117f);
+  u = FusedMulAdd(u, s.hi, 0.0416710823774337768554688f);
+  u = FusedMulAdd(u, s.hi, 0.166665524244308471679688f);
+  u = FusedMulAdd(u, s.hi, 0.499999850988388061523438f);
   Df t = AddFast(s, Mul(Square(s), u));
   t = AddFast(1.0f, t);
   return LdExp(AddRounded(t.hi, t.lo), q);
