@@ -103,7 +103,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
   MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media, limits));
-  const PositionPolicy policy = PolicyFor(config);
+  const PositionPolicy& policy = planner.policy();
   const bool vllm = policy.convention == Convention::kVllm;
   const bool fp = policy.float_positions;
 
@@ -183,12 +183,12 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
     return absl::InvalidArgumentError(absl::StrCat(
         "sequences: ", b, " sequences exceed max_batch_rows = ", limits.max_batch_rows));
   }
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   BatchPlan plan;
   plan.limits = limits;
   plan.batch_size = b;
-  plan.float_positions = PolicyFor(config).float_positions;
+  plan.float_positions = planner.policy().float_positions;
   plan.pad_value = 0;
-  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   ReserveRows(b, plan);
   for (int64_t i = 0; i < b; ++i) {
     if (sequences[i].empty()) {

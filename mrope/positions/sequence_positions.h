@@ -113,6 +113,9 @@ class SequencePlanner {
   // SequencePositions::Create refuses; `out` is unspecified after an error.
   absl::Status Plan(absl::Span<const Span> spans, SequencePositions& out) const;
 
+  // The config's policy (PolicyFor), derived once.
+  const PositionPolicy& policy() const { return policy_; }
+
  private:
   SequencePlanner(const ModelConfig& config, const PositionPolicy& policy,
                   const PositionLimits& limits)
