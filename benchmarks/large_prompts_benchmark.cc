@@ -12,6 +12,7 @@
 //   Spans/<prompt>/<layout>/<type>   plan + fill from spans (what a runtime that knows where
 //                                    media sit calls)
 //   PlanFillReused/<prompt>/packed/<type>  plan + fill into a reused buffer (no allocation)
+//   FillReused/<prompt>/packed/<type>      the fill alone (planned once), into a reused buffer
 //   Plan/<prompt>                    the plan alone (spans in)
 //   Memset/<prompt>/<layout>/<type>  memset of the same output bytes
 //   PlanScaling/<block>/<tokens>     the plan of one growing media block
@@ -118,26 +119,42 @@ void Memset(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
 
+// Every row of `plan` packed into `out` ([3][real tokens]).
+template <typename Out>
+void FillPacked(benchmark::State& state, const BatchPlan& plan, std::vector<Out>& out) {
+  const int64_t total = out.size() / 3;
+  int64_t at = 0;
+  for (const SequencePositions& row : plan.rows) {
+    Out* base = out.data() + at;
+    if (!row.Fill<Out>(0, row.num_tokens(), {base, base + total, base + 2 * total}).ok()) {
+      state.SkipWithError("fill failed");
+    }
+    at += row.num_tokens();
+  }
+  benchmark::DoNotOptimize(out.data());
+  benchmark::ClobberMemory();
+}
+
 // Plan + fill of the packed layout into a buffer the caller reuses (a runtime's own tensor): no
 // allocation of the result, which the service paths pay.
 template <typename Out>
 void PlanFillReused(benchmark::State& state, const LargePrompt& prompt) {
   std::vector<Out> out(3 * prompt.real_tokens);
-  const int64_t total = prompt.real_tokens;
   for (auto _ : state) {
     auto plan = prompt.service.Plan(prompt.spans);
     if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
-    int64_t at = 0;
-    for (const SequencePositions& row : plan->rows) {
-      Out* base = out.data() + at;
-      if (!row.Fill<Out>(0, row.num_tokens(), {base, base + total, base + 2 * total}).ok()) {
-        state.SkipWithError("fill failed");
-      }
-      at += row.num_tokens();
-    }
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
+    FillPacked(state, *plan, out);
   }
+  state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
+}
+
+// The fill alone: a plan made once, written into a reused buffer at every iteration.
+template <typename Out>
+void FillReused(benchmark::State& state, const LargePrompt& prompt) {
+  std::vector<Out> out(3 * prompt.real_tokens);
+  const auto plan = prompt.service.Plan(prompt.spans);
+  if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
+  for (auto _ : state) FillPacked(state, *plan, out);
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
 
@@ -167,6 +184,8 @@ void RegisterOutputType(const LargePrompt& p, const char* type) {
                                [&p](benchmark::State& s) { Memset<Out>(s, p, p.real_tokens); });
   benchmark::RegisterBenchmark(name("PlanFillReused", "packed").c_str(),
                                [&p](benchmark::State& s) { PlanFillReused<Out>(s, p); });
+  benchmark::RegisterBenchmark(name("FillReused", "packed").c_str(),
+                               [&p](benchmark::State& s) { FillReused<Out>(s, p); });
 }
 
 void RegisterPrompt(const LargePrompt& p) {

@@ -258,13 +258,12 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
   int64_t token = 0;
   seq.spans_.reserve(spans.size());
   for (size_t i = 0; i < spans.size(); ++i) {
-    PlacedSpan placed;
-    placed.span = spans[i];
-    const Span& span = placed.span;
-    placed.first_token = token;
-    placed.start_base = next;
+    const Span& span = spans[i];
+    if (span.kind == SpanKind::kText && span.text_tokens == 0) continue;
+    // Built in place: a PlacedSpan assembled on the stack and moved in stalled on store
+    // forwarding (its fields stored one by one, then copied in wider loads).
+    PlacedSpan& placed = seq.spans_.emplace_back(span, token, next);
     if (span.kind == SpanKind::kText) {
-      if (span.text_tokens == 0) continue;
       placed.num_tokens = span.text_tokens;
       placed.max_position =
           AddPositions(fp, next, static_cast<double>(span.text_tokens - 1));
@@ -373,7 +372,6 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
           "sequence has more than max_tokens_per_row = ", limits.max_tokens_per_row,
           " tokens (", token, " after span ", i, ")"));
     }
-    seq.spans_.push_back(std::move(placed));
   }
   if (max_all > static_cast<double>(limits.max_position)) {
     return absl::InvalidArgumentError(absl::StrCat("largest position ", max_all,
@@ -563,6 +561,7 @@ void FillImpl(const std::vector<PlacedSpan>& spans, const ModelConfig& config,
     i += hi - lo;
   }
   // Decode steps: index + delta on every axis.
+  if (i == end) return;
   WriteLinear(static_cast<Scalar>(delta), i, end,
               PositionPlanes<Out>{out.t + (i - begin), out.h + (i - begin), out.w + (i - begin)});
 }

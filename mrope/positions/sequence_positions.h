@@ -47,6 +47,13 @@ struct InterleavedRun {
 // A span with everything its positions derive from. Positions are stored as double, which
 // holds every int64 position below 2^53 and every float32 position exactly.
 struct PlacedSpan {
+  PlacedSpan() = default;
+  // The planner's start: a span at token `first` whose first position is `start`. Fields
+  // without defaults here would be value-initialised with one large zero-fill (rep stos) per
+  // span.
+  PlacedSpan(const Span& s, int64_t first, double start)
+      : span(s), first_token(first), start_base(start) {}
+
   Span span;
   int64_t first_token = 0;  // index of the span's first token in the sequence
   int64_t num_tokens = 0;
