@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
@@ -21,6 +22,14 @@ namespace {
 template <typename Scalar>
 inline Scalar Add(Scalar a, Scalar b) {
   return a + b;  // float + float rounds once to float32 (built with -ffp-contract=off)
+}
+
+// std::trunc, exact for every double (NaN, infinities and -0.0 included), without the libm call
+// the baseline x86-64 target makes for it (no SSE4.1 rounding): from 2^52 on doubles are
+// integers, below it the int64 conversion truncates. Time indices are computed per frame.
+inline double Trunc(double x) {
+  return std::fabs(x) < 0x1p52 ? std::copysign(static_cast<double>(static_cast<int64_t>(x)), x)
+                               : x;
 }
 
 // Time index of temporal grid k (as HF computes it; see TimeIndex in model_config.h).
@@ -37,21 +46,20 @@ double TimeIndexValue(TimeIndex kind, int64_t k, float seconds_per_grid,
       // Omni's get_llm_pos_ids_for_vision passes t through a float32 tensor; the integer
       // family then truncates it back.
       if (float_positions) return static_cast<float>(t);
-      return std::trunc(static_cast<float>(t));
+      return Trunc(static_cast<float>(t));
     }
     case TimeIndex::kTruncateIntervalFirst:
-      return std::trunc(static_cast<double>(k) * std::trunc(seconds_per_grid) *
-                        config.tokens_per_second);
+      return Trunc(static_cast<double>(k) * Trunc(seconds_per_grid) * config.tokens_per_second);
     case TimeIndex::kScaleThenTruncate:
-      return std::trunc(static_cast<double>(k) *
-                        (static_cast<double>(seconds_per_grid) * config.tokens_per_second));
+      return Trunc(static_cast<double>(k) *
+                   (static_cast<double>(seconds_per_grid) * config.tokens_per_second));
     case TimeIndex::kSecondsTruncatedFloat32: {
       // HF: int64(f32) and back through f32, which is trunc() for every value int64 holds.
       // Fuzzer finding (tests/regression/positions_regression_test.cc): the int64 casts were
       // undefined for a huge seconds_per_grid; trunc() keeps such values, which max_position
       // then refuses.
       const float scaled = (static_cast<float>(k) * seconds_per_grid) * pips;
-      return std::trunc(scaled);
+      return Trunc(scaled);
     }
     case TimeIndex::kSecondsFloat32:
       return (static_cast<float>(k) * seconds_per_grid) * pips;
@@ -154,10 +162,13 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
 // the tokens and closes at most one chunk per token: chunk c closes at the first token after the
 // previous boundary whose index reaches c * tokens_per_chunk. `first_reaching(from, x)` gives
 // the first token >= from whose index is >= x (or length), so this costs O(chunks).
+// Inline room for the chunks of a minute of video at Qwen2.5-Omni's 2 s per chunk.
+using Boundaries = absl::InlinedVector<int64_t, 32>;
+
 template <typename FirstReaching>
-std::vector<int64_t> ChunkBoundaries(int64_t length, int64_t tokens_per_chunk,
-                                     FirstReaching first_reaching) {
-  std::vector<int64_t> bounds = {0};
+Boundaries ChunkBoundaries(int64_t length, int64_t tokens_per_chunk,
+                           FirstReaching first_reaching) {
+  Boundaries bounds = {0};
   int64_t from = 0;
   for (int64_t chunk = 1;; ++chunk) {
     // In double: exact for every product below 2^53, and no int64 overflow for large limits.
@@ -309,6 +320,7 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
                            ? audio_tokens
                            : std::max(from, static_cast<int64_t>(std::ceil(x)));
               });
+          runs.reserve(v_bounds.size() + a_bounds.size() - 2);
           for (size_t c = 0; c + 1 < std::max(v_bounds.size(), a_bounds.size()); ++c) {
             if (c + 1 < v_bounds.size()) runs.push_back({true, v_bounds[c], v_bounds[c + 1]});
             if (c + 1 < a_bounds.size()) runs.push_back({false, a_bounds[c], a_bounds[c + 1]});
