@@ -322,8 +322,8 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
               });
           runs.reserve(v_bounds.size() + a_bounds.size() - 2);
           for (size_t c = 0; c + 1 < std::max(v_bounds.size(), a_bounds.size()); ++c) {
-            if (c + 1 < v_bounds.size()) runs.push_back({true, v_bounds[c], v_bounds[c + 1]});
-            if (c + 1 < a_bounds.size()) runs.push_back({false, a_bounds[c], a_bounds[c + 1]});
+            if (c + 1 < v_bounds.size()) runs.emplace_back(true, v_bounds[c], v_bounds[c + 1]);
+            if (c + 1 < a_bounds.size()) runs.emplace_back(false, a_bounds[c], a_bounds[c + 1]);
           }
         } else {
           // Merge by T value, video first on ties; what remains is appended as one piece.
@@ -333,7 +333,7 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
             if (!runs.empty() && runs.back().is_video == is_video && runs.back().end == b) {
               runs.back().end = e;
             } else {
-              runs.push_back({is_video, b, e});
+              runs.emplace_back(is_video, b, e);
             }
           };
           while (v < video_tokens && a < span.audio_tokens) {
@@ -360,8 +360,8 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
             }
           }
           // The remainder is its own piece (never merged with the run before it).
-          if (v < video_tokens) runs.push_back({true, v, video_tokens});
-          if (a < span.audio_tokens) runs.push_back({false, a, span.audio_tokens});
+          if (v < video_tokens) runs.emplace_back(true, v, video_tokens);
+          if (a < span.audio_tokens) runs.emplace_back(false, a, span.audio_tokens);
         }
         const InterleavedRun& last = runs.back();
         last_piece_max = last.is_video ? video.MaxOver(last.begin, last.end)

@@ -39,6 +39,10 @@ struct PositionPlanes {
 
 // A contiguous run of tokens from one stream of an audio-in-video block, in sequence order.
 struct InterleavedRun {
+  InterleavedRun() = default;
+  // For emplace_back: a run built on the stack and copied in stalls on store forwarding.
+  InterleavedRun(bool video, int64_t b, int64_t e) : is_video(video), begin(b), end(e) {}
+
   bool is_video = false;
   int64_t begin = 0;  // index into that stream (video tokens are t-major, then row, then col)
   int64_t end = 0;
