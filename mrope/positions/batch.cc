@@ -190,11 +190,14 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   plan.float_positions = planner.policy().float_positions;
   plan.pad_value = 0;
   ReserveRows(b, plan);
+  // Rows are copies of an empty one: value-initialising each (emplace_back()) zero-fills it
+  // with rep stos before its defaults are stored, ~5 ns more per row.
+  const SequencePositions empty_row;
   for (int64_t i = 0; i < b; ++i) {
     if (sequences[i].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("sequences[", i, "] has no spans"));
     }
-    SequencePositions& seq = plan.rows.emplace_back();
+    SequencePositions& seq = plan.rows.emplace_back(empty_row);
     const absl::Status status = planner.Plan(sequences[i], seq);
     if (!status.ok()) {
       return absl::Status(status.code(),

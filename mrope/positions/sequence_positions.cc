@@ -556,7 +556,7 @@ class SpanWriter {
 };
 
 template <typename Scalar, typename Out>
-void FillImpl(const std::vector<PlacedSpan>& spans, const ModelConfig& config,
+void FillImpl(absl::Span<const PlacedSpan> spans, const ModelConfig& config,
               const PositionPolicy& policy, int64_t num_tokens, double delta, int64_t begin,
               int64_t end, PositionPlanes<Out> out) {
   // First span that ends after `begin`.

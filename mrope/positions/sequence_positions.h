@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -93,7 +94,7 @@ class SequencePositions {
   // Decode token i >= num_tokens() has position i + delta() on every axis (float32 addition for
   // float positions). delta = max_position + 1 - num_tokens.
   double delta() const { return delta_; }
-  const std::vector<PlacedSpan>& spans() const { return spans_; }
+  absl::Span<const PlacedSpan> spans() const { return spans_; }
 
   // Writes the positions of tokens [begin, end) into planes of end - begin entries each.
   // int32 output refuses values above INT32_MAX; integer outputs refuse fractional positions.
@@ -110,7 +111,9 @@ class SequencePositions {
   int64_t num_tokens_ = 0;
   double max_position_ = 0;
   double delta_ = 0;
-  std::vector<PlacedSpan> spans_;
+  // Inline room for a typical batch row (text, a media block, text): a batch's rows then
+  // allocate nothing.
+  absl::InlinedVector<PlacedSpan, 4> spans_;
 };
 
 // Plans many sequences under one config (a batch's rows): the config is validated and its
