@@ -19,10 +19,18 @@ namespace {
 template <typename T, typename ValueAt>
 MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   constexpr int64_t kBlock = 64 / sizeof(T);
+  constexpr int64_t kHalf = kBlock / 2;
   const auto block = [&](int64_t start) {
     for (int64_t lane = 0; lane < kBlock; ++lane) out[start + lane] = value_at(start, lane);
   };
   if (n < kBlock) {
+    // Short runs (text between frames, markers): two overlapping half blocks when they fit.
+    if (n >= kHalf) {
+      for (int64_t start : {int64_t{0}, n - kHalf}) {
+        for (int64_t lane = 0; lane < kHalf; ++lane) out[start + lane] = value_at(start, lane);
+      }
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) out[i] = value_at(i, 0);
     return;
   }

@@ -1,6 +1,7 @@
 // FillConstant and FillCounting against their definitions at every length from 0 to 70 and
 // every start offset within a 64-byte line (the kernels store a first block, aligned blocks and
-// an overlapping last block). FillGridRows against its definition: every width from 1 to 40
+// an overlapping last block; runs shorter than a block, two overlapping half blocks or single
+// values). FillGridRows against its definition: every width from 1 to 40
 // (below, at and above the kernel's block of 8, so both the scalar rows and the overlapping last
 // block are reached), 0 to 4 rows, every output type. Buffers are exactly as long as the run, so
 // a store past it fails under ASan.
