@@ -246,9 +246,16 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out) {
     scratch.resize(3 * n);
     MROPE_RETURN_IF_ERROR(
         seq.Fill<Out>(0, n, {scratch.data(), scratch.data() + n, scratch.data() + 2 * n}));
+    // Pads only in the gaps between real columns (ascending): every slot is written once.
     for (int axis = 0; axis < 3; ++axis) {
-      FillConstant(planes[axis], l, pad);
-      for (int64_t i = 0; i < n; ++i) planes[axis][columns[i]] = scratch[axis * n + i];
+      Out* plane = planes[axis];
+      int64_t gap_begin = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        FillConstant(plane + gap_begin, columns[i] - gap_begin, pad);
+        plane[columns[i]] = scratch[axis * n + i];
+        gap_begin = columns[i] + 1;
+      }
+      FillConstant(plane + gap_begin, l - gap_begin, pad);
     }
   }
   return absl::OkStatus();
