@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -32,9 +33,12 @@ inline double Trunc(double x) {
                                : x;
 }
 
-// Time index of temporal grid k (as HF computes it; see TimeIndex in model_config.h).
-double TimeIndexValue(TimeIndex kind, int64_t k, float seconds_per_grid,
-                      const ModelConfig& config, bool float_positions) {
+// Time index of temporal grid k (as HF computes it; see TimeIndex in model_config.h). Inlined:
+// the writer calls it once per frame, and a call per frame cost more than the switch.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline double TimeIndexValue(TimeIndex kind, int64_t k,
+                                                          float seconds_per_grid,
+                                                          const ModelConfig& config,
+                                                          bool float_positions) {
   const float pips = static_cast<float>(config.position_id_per_seconds);
   switch (kind) {
     case TimeIndex::kFrame:
@@ -189,7 +193,7 @@ struct GridStream {
   bool float_positions;
 
   int64_t per_frame() const { return span->merged_grid.h * span->merged_grid.w; }
-  double TimeAt(int64_t k) const {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE double TimeAt(int64_t k) const {
     return TimeIndexValue(time_kind, k, span->span.seconds_per_grid, *config, float_positions);
   }
   // Max over axes of the whole grid: the last frame's time, the last row, the last column
