@@ -1,6 +1,7 @@
 #include "mrope/positions/fill_kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <type_traits>
 
@@ -65,19 +66,95 @@ MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64
   }
 }
 
-// Blocks of 8 for wide rows, of 4 for the narrow rows of small images (4-7 tokens after the
-// merge), tokens one by one below that.
+// Narrow frames (width < kPeriodicWidths: the small images and videos of a batch) are written
+// as one sweep of kLanes-token blocks over the whole frame instead of row by row: the (row,
+// column) pattern of the frame's tokens repeats every lcm(kLanes, width) tokens, so a table of
+// one period (and a block more, to read a block at any phase) gives each block's row offsets
+// and columns, with no loop per row and no division. Rows of 5-9 tokens cost 1.2-1.6x less so;
+// from 12 tokens on the rows' own blocks are cheaper.
+constexpr int64_t kLanes = 8;
+constexpr int64_t kPeriodicWidths = 10;
+constexpr int64_t kMaxPeriod = 72;  // lcm(8, 9)
+
+// Table entries in the lanes' type (int64 for 8-byte outputs, int32 for 4-byte ones): narrower
+// entries would not be vectorised.
+template <typename Entry>
+struct PeriodTable {
+  int64_t period = 0;                   // lcm(kLanes, width) tokens: period / width rows
+  Entry row[kMaxPeriod + kLanes] = {};  // token j of a period is in row row[j]
+  Entry col[kMaxPeriod + kLanes] = {};  // and column col[j]
+};
+
+template <typename Entry>
+constexpr std::array<PeriodTable<Entry>, kPeriodicWidths> MakePeriodTables() {
+  std::array<PeriodTable<Entry>, kPeriodicWidths> tables{};
+  for (int64_t width = 1; width < kPeriodicWidths; ++width) {
+    PeriodTable<Entry>& table = tables[width];
+    table.period = kLanes;
+    while (table.period % width != 0) table.period += kLanes;
+    for (int64_t j = 0; j < table.period + kLanes; ++j) {
+      table.row[j] = static_cast<Entry>(j / width);
+      table.col[j] = static_cast<Entry>(j % width);
+    }
+  }
+  return tables;
+}
+template <typename Entry>
+constexpr std::array<PeriodTable<Entry>, kPeriodicWidths> kPeriodTables =
+    MakePeriodTables<Entry>();
+
+// One block of a periodic sweep: tokens at `phase` of a period that starts in row `row`.
+template <typename T, typename Entry, typename ValueAt>
+MROPE_CLONE_INLINE void PeriodicBlock(T* __restrict h, T* __restrict w,
+                                      const PeriodTable<Entry>& table, int64_t phase,
+                                      int64_t row, ValueAt value_at) {
+  const Entry period_row = static_cast<Entry>(row);  // rows are far below 2^31
+  for (int64_t lane = 0; lane < kLanes; ++lane) {
+    h[lane] = value_at(period_row + table.row[phase + lane]);
+    w[lane] = value_at(table.col[phase + lane]);
+  }
+}
+
+template <typename T, typename ValueAt>
+MROPE_CLONE_INLINE void GridRowsPeriodic(T* __restrict h, T* __restrict w, int64_t rows,
+                                         int64_t width, int64_t first_row, ValueAt value_at) {
+  using Entry = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  const PeriodTable<Entry>& table = kPeriodTables<Entry>[width];
+  const int64_t n = rows * width;
+  const int64_t rows_per_period = table.period / width;
+  if (n < kLanes) {
+    for (int64_t i = 0; i < n; ++i) {
+      h[i] = value_at(first_row + table.row[i]);
+      w[i] = value_at(table.col[i]);
+    }
+    return;
+  }
+  int64_t phase = 0;
+  int64_t row = first_row;
+  int64_t start = 0;
+  for (; start + kLanes <= n; start += kLanes) {
+    PeriodicBlock(h + start, w + start, table, phase, row, value_at);
+    phase += kLanes;
+    if (phase == table.period) {
+      phase = 0;
+      row += rows_per_period;
+    }
+  }
+  if (start < n) {  // a last block overlapping the one before: one division per frame
+    start = n - kLanes;
+    PeriodicBlock(h + start, w + start, table, start % table.period,
+                  first_row + start / table.period * rows_per_period, value_at);
+  }
+}
+
+// Row by row in blocks of 8 from width kPeriodicWidths on, as periodic sweeps below that.
 template <typename T, typename ValueAt>
 MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
                                  int64_t first_row, ValueAt value_at) {
-  if (width >= 8) return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
-  if (width >= 4) return GridRowsInBlocks<4>(h, w, rows, width, first_row, value_at);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < width; ++c) {
-      h[r * width + c] = value_at(first_row + r);
-      w[r * width + c] = value_at(c);
-    }
+  if (width >= kPeriodicWidths) {
+    return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
   }
+  GridRowsPeriodic(h, w, rows, width, first_row, value_at);
 }
 
 }  // namespace
