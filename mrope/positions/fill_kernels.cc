@@ -41,23 +41,27 @@ MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   if (i < n) block(n - kBlock);
 }
 
+// Tokens per block of the grid writers (rows of 16-22 tokens are common: blocks of 8 leave
+// little overlap).
+constexpr int64_t kLanes = 8;
+
 // Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows, in
-// blocks of kBlock tokens (width >= kBlock): the last block of a row overlaps the one before, so
+// blocks of kLanes tokens (width >= kLanes): the last block of a row overlaps the one before, so
 // no row has a scalar tail.
-template <int64_t kBlock, typename T, typename ValueAt>
+template <typename T, typename ValueAt>
 MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t rows,
                                          int64_t width, int64_t first_row, ValueAt value_at) {
   // Columns in 32-bit lanes for 32-bit outputs (an int64 column narrowed lane by lane cost
   // more than the stores); widths are far below 2^31.
   using Column = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  const Column last = static_cast<Column>(width - kBlock);  // the last block's first column
+  const Column last = static_cast<Column>(width - kLanes);  // the last block's first column
   for (int64_t r = 0; r < rows; ++r) {
     const T row_value = value_at(first_row + r);
     T* __restrict h_row = h + r * width;
     T* __restrict w_row = w + r * width;
-    for (Column c = 0;; c += kBlock) {
+    for (Column c = 0;; c += kLanes) {
       c = std::min(c, last);
-      for (Column j = 0; j < kBlock; ++j) {
+      for (Column j = 0; j < kLanes; ++j) {
         h_row[c + j] = row_value;
         w_row[c + j] = value_at(c + j);
       }
@@ -70,9 +74,8 @@ MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64
 // as one sweep of kLanes-token blocks over the whole frame instead of row by row: the (row,
 // column) pattern of the frame's tokens repeats every lcm(kLanes, width) tokens, so a table of
 // one period (and a block more, to read a block at any phase) gives each block's row offsets
-// and columns, with no loop per row and no division. Rows of 5-9 tokens cost 1.2-1.6x less so;
-// from 12 tokens on the rows' own blocks are cheaper.
-constexpr int64_t kLanes = 8;
+// and columns, with no loop per row and no division per block. Rows of 5-9 tokens cost 1.2-1.6x
+// less so; from 12 tokens on the rows' own blocks are cheaper.
 constexpr int64_t kPeriodicWidths = 10;
 constexpr int64_t kMaxPeriod = 72;  // lcm(8, 9)
 
@@ -152,7 +155,7 @@ template <typename T, typename ValueAt>
 MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
                                  int64_t first_row, ValueAt value_at) {
   if (width >= kPeriodicWidths) {
-    return GridRowsInBlocks<8>(h, w, rows, width, first_row, value_at);
+    return GridRowsInBlocks(h, w, rows, width, first_row, value_at);
   }
   GridRowsPeriodic(h, w, rows, width, first_row, value_at);
 }
