@@ -103,7 +103,7 @@ class RowScanner {
 
  private:
   void FlushText(int64_t& text_run) {
-    if (text_run > 0) spans_.push_back(Span::Text(text_run));
+    if (text_run > 0) spans_.emplace_back() = Span::Text(text_run);
     text_run = 0;
   }
 
@@ -218,9 +218,8 @@ class RowScanner {
     MROPE_RETURN_IF_ERROR(
         CheckCount(i, "image", found, GridTokens(grid), "image_grid_thw", cursor_.image));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "image"));
-    Span span = Span::Image(grid);
+    Span& span = spans_.emplace_back() = Span::Image(grid);
     span.closed = closed;
-    spans_.push_back(span);
     ++cursor_.image;
     return 1 + found + (closed ? 1 : 0);
   }
@@ -252,9 +251,8 @@ class RowScanner {
     MROPE_RETURN_IF_ERROR(CheckCount(i, "video", found, GridTokens(grid), "video_grid_thw", video,
                                      policy_.video_frames_as_blocks ? " (one frame)" : ""));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "video"));
-    Span span = Span::Video(grid, SecondsPerGrid(video));
+    Span& span = spans_.emplace_back() = Span::Video(grid, SecondsPerGrid(video));
     span.closed = closed;
-    spans_.push_back(span);
     if (!policy_.video_frames_as_blocks || ++cursor_.video_frame == full.t) {
       ++cursor_.video;
       cursor_.video_frame = 0;
@@ -324,9 +322,8 @@ class RowScanner {
                                      "video_grid_thw", video, " (one frame)"));
     MROPE_ASSIGN_OR_RETURN(const bool closed,
                            ExpectEnd(i + 1 + found, {ids_.vision_end}, "video frame"));
-    Span span = Span::Video(frame, SecondsPerGrid(video));
+    Span& span = spans_.emplace_back() = Span::Video(frame, SecondsPerGrid(video));
     span.closed = closed;
-    spans_.push_back(span);
     ++cursor_.video_frame;
     return 1 + found + (closed ? 1 : 0);
   }
@@ -353,7 +350,7 @@ class RowScanner {
     MROPE_RETURN_IF_ERROR(
         CheckCount(i, "audio", found, expected, "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(ExpectEnd(i + 1 + found, {ids_.audio_end}, "audio").status());
-    spans_.push_back(Span::Audio(expected));
+    spans_.emplace_back() = Span::Audio(expected);
     ++cursor_.audio;
     return found + 2;
   }
@@ -391,7 +388,7 @@ class RowScanner {
                                      "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(
         ExpectEnd(i + 2 + body, {ids_.audio_end, ids_.vision_end}, "audio-in-video").status());
-    spans_.push_back(Span::AudioInVideo(grid, SecondsPerGrid(cursor_.video), audio_tokens));
+    spans_.emplace_back() = Span::AudioInVideo(grid, SecondsPerGrid(cursor_.video), audio_tokens);
     ++cursor_.video;
     ++cursor_.audio;
     return body + 4;
@@ -408,6 +405,9 @@ class RowScanner {
       policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets;
   bool video_open_ = false;  // bracketed videos: between video_start and video_end
   int64_t video_start_index_ = 0;
+  // Spans are assigned into place (spans_.emplace_back() = Span::Image(...)): push_back of a
+  // Span built on the stack copied it with wide loads of its narrow stores, a store-forwarding
+  // stall per block.
   std::vector<Span>& spans_;
 };
 
