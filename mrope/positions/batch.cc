@@ -117,6 +117,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   ReserveRows(batch.batch_size, plan);
 
   const int64_t l = batch.seq_len;
+  const BatchScanner scanner(config, batch.media);
   MediaCursor cursor;
   std::vector<int64_t> gathered;
   std::vector<Span> spans;  // each row's, reusing one allocation
@@ -144,7 +145,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
           absl::StrCat("row ", row, " has no tokens (its attention_mask is all 0)"));
     }
     spans.clear();
-    MROPE_RETURN_IF_ERROR(ScanRow(config, real_tokens, batch.media, cursor, row, spans));
+    MROPE_RETURN_IF_ERROR(scanner.ScanRow(real_tokens, cursor, row, spans));
     if (plan.text_only_path) {
       // HF never scans a batch without grids; media tokens in it are still an error here.
       for (const Span& span : spans) {

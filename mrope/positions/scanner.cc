@@ -38,10 +38,12 @@ absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
 
 class RowScanner {
  public:
-  RowScanner(const ModelConfig& config, absl::Span<const int64_t> tokens,
-             const MediaInputs& media, MediaCursor& cursor, int64_t row, std::vector<Span>& spans)
+  RowScanner(const ModelConfig& config, const PositionPolicy& policy, int64_t text_limit,
+             absl::Span<const int64_t> tokens, const MediaInputs& media, MediaCursor& cursor,
+             int64_t row, std::vector<Span>& spans)
       : config_(config),
-        policy_(PolicyFor(config)),
+        policy_(policy),
+        text_limit_(text_limit),
         ids_(config.tokens),
         tokens_(tokens),
         media_(media),
@@ -52,17 +54,9 @@ class RowScanner {
   absl::Status Scan() {
     const int64_t n = tokens_.size();
     int64_t text_run = 0;
-    // The ids the loop below stops at are special tokens at the top of the vocabulary: every
-    // valid id below the smallest one is plain text, so a text run is one range test per token
-    // (BelowRunEnd also stops at an invalid id, which CheckTokenId then reports).
-    int64_t text_limit = kMaxTokenId + 1;
-    for (const int64_t id : {ids_.image, ids_.video, ids_.vision_start, ids_.audio,
-                             ids_.audio_start, ids_.video_start, ids_.video_end}) {
-      if (id >= 0) text_limit = std::min(text_limit, id);
-    }
     for (int64_t i = 0; i < n;) {
       const int64_t text_begin = i;
-      i = BelowRunEnd(tokens_, i, text_limit);
+      i = BelowRunEnd(tokens_, i, text_limit_);
       text_run += i - text_begin;
       if (i == n) break;
       const int64_t token = tokens_[i];
@@ -395,7 +389,8 @@ class RowScanner {
   }
 
   const ModelConfig& config_;
-  const PositionPolicy policy_;
+  const PositionPolicy& policy_;
+  const int64_t text_limit_;
   const SpecialTokens& ids_;
   absl::Span<const int64_t> tokens_;
   const MediaInputs& media_;
@@ -458,10 +453,22 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
   return absl::OkStatus();
 }
 
-absl::Status ScanRow(const ModelConfig& config, absl::Span<const int64_t> tokens,
-                     const MediaInputs& media, MediaCursor& cursor, int64_t row,
-                     std::vector<Span>& spans) {
-  return RowScanner(config, tokens, media, cursor, row, spans).Scan();
+BatchScanner::BatchScanner(const ModelConfig& config, const MediaInputs& media)
+    : config_(config), media_(media), policy_(PolicyFor(config)) {
+  // The ids a row scan stops at are special tokens at the top of the vocabulary: every valid id
+  // below the smallest one is plain text, so a text run is one range test per token
+  // (BelowRunEnd also stops at an invalid id, which the scan then reports).
+  const SpecialTokens& ids = config.tokens;
+  text_limit_ = kMaxTokenId + 1;
+  for (const int64_t id : {ids.image, ids.video, ids.vision_start, ids.audio, ids.audio_start,
+                           ids.video_start, ids.video_end}) {
+    if (id >= 0) text_limit_ = std::min(text_limit_, id);
+  }
+}
+
+absl::Status BatchScanner::ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor,
+                                   int64_t row, std::vector<Span>& spans) const {
+  return RowScanner(config_, policy_, text_limit_, tokens, media_, cursor, row, spans).Scan();
 }
 
 absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor) {
