@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
@@ -32,8 +33,14 @@ const char* SecondsListName(SecondsList list) {
   return list == SecondsList::kSecondPerGridTs ? "second_per_grid_ts" : "video_second_per_grid";
 }
 
-absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what));
+// The error of row `row` at token `index`: StrCat of `what` (taken by value: string literals
+// decay, so call sites share instantiations). Out of line and cold, so that the checks calling
+// it keep the small frames of the path valid prompts take: the formatting inlined into them gave
+// every block's scan a prologue and a frame of several hundred bytes.
+template <typename... What>
+ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD absl::Status RowError(int64_t row, int64_t index,
+                                                                  What... what) {
+  return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what...));
 }
 
 class RowScanner {
@@ -74,16 +81,14 @@ class RowScanner {
         ++text_run;
         consumed = 1;
       } else if (bracketed_videos_ && token == ids_.video) {
-        return RowError(row_, i,
-                        absl::StrCat("video_token_id ", token, " in the prompt: ",
-                                     ModelFamilyName(config_.family),
-                                     " writes video frames with image_token_id ", ids_.image,
-                                     " between video_start and video_end"));
+        return RowError(row_, i, "video_token_id ", token,
+                        " in the prompt: ", ModelFamilyName(config_.family),
+                        " writes video frames with image_token_id ", ids_.image,
+                        " between video_start and video_end");
       } else if (token == ids_.image || token == ids_.video ||
                  (policy_.has_audio && token == ids_.audio)) {
-        return RowError(row_, i,
-                        absl::StrCat("media token ", token,
-                                     " outside a block (no start marker before it)"));
+        return RowError(row_, i, "media token ", token,
+                        " outside a block (no start marker before it)");
       } else {
         ++text_run;
         consumed = 1;
@@ -107,9 +112,8 @@ class RowScanner {
     if (index >= static_cast<int64_t>(tokens_.size())) return absl::OkStatus();
     const int64_t id = tokens_[index];
     if (id >= 0 && id <= kMaxTokenId) return absl::OkStatus();
-    return RowError(row_, index,
-                    absl::StrCat("input_ids value ", id, " is not a token id (must be in [0, ",
-                                 kMaxTokenId, "])"));
+    return RowError(row_, index, "input_ids value ", id, " is not a token id (must be in [0, ",
+                    kMaxTokenId, "])");
   }
 
   // Length of the run of `id` tokens from `begin`; the token that ends it must be a valid id.
@@ -127,10 +131,8 @@ class RowScanner {
     int64_t i = at;
     for (const int64_t marker : markers) {
       if (i >= n || tokens_[i] != marker) {
-        return RowError(row_, i,
-                        absl::StrCat(block, " block is not closed by its end marker ", marker,
-                                     i >= n ? " (row ends)"
-                                            : absl::StrCat(" (found token ", tokens_[i], ")")));
+        return RowError(row_, i, block, " block is not closed by its end marker ", marker,
+                        i >= n ? " (row ends)" : absl::StrCat(" (found token ", tokens_[i], ")"));
       }
       ++i;
     }
@@ -142,9 +144,8 @@ class RowScanner {
                           int64_t expected, absl::string_view list, size_t entry,
                           absl::string_view note = "") {
     if (found == expected) return absl::OkStatus();
-    return RowError(row_, index,
-                    absl::StrCat(what, " block has ", found, " tokens but ", list, "[", entry,
-                                 "]", note, " gives ", expected));
+    return RowError(row_, index, what, " block has ", found, " tokens but ", list, "[", entry, "]",
+                    note, " gives ", expected);
   }
 
   int64_t GridTokens(const Grid& g) const {
@@ -155,14 +156,12 @@ class RowScanner {
   absl::Status CheckGrid(int64_t index, absl::string_view list, size_t at, const Grid& g) {
     const int64_t m = config_.spatial_merge_size;
     if (g.t < 1 || g.h < 1 || g.w < 1) {
-      return RowError(row_, index,
-                      absl::StrCat(list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
-                                   "] must be positive"));
+      return RowError(row_, index, list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
+                      "] must be positive");
     }
     if (g.h % m != 0 || g.w % m != 0) {
-      return RowError(row_, index,
-                      absl::StrCat(list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
-                                   "]: h and w must be divisible by spatial_merge_size ", m));
+      return RowError(row_, index, list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
+                      "]: h and w must be divisible by spatial_merge_size ", m);
     }
     return absl::OkStatus();
   }
@@ -185,26 +184,22 @@ class RowScanner {
   absl::StatusOr<int64_t> ScanVisionBlock(int64_t i) {
     const int64_t n = tokens_.size();
     if (i + 1 >= n) {
-      return RowError(row_, i,
-                      absl::StrCat("row ends in ", StartName(), " (a block with no media tokens)"));
+      return RowError(row_, i, "row ends in ", StartName(), " (a block with no media tokens)");
     }
     const int64_t next = tokens_[i + 1];
     if (next == ids_.image) return video_open_ ? ScanBracketedFrame(i) : ScanImage(i);
     if (next == ids_.video && !bracketed_videos_) return ScanVideo(i);
     if (policy_.has_audio && next == ids_.audio_start) return ScanAudioInVideo(i);
-    return RowError(row_, i + 1,
-                    absl::StrCat(StartName(), " must be followed by an image",
-                                 bracketed_videos_ ? "" : " or video",
-                                 policy_.has_audio ? " token (or audio_start for audio-in-video)"
-                                                   : " token",
-                                 ", found ", next));
+    return RowError(row_, i + 1, StartName(), " must be followed by an image",
+                    bracketed_videos_ ? "" : " or video",
+                    policy_.has_audio ? " token (or audio_start for audio-in-video)" : " token",
+                    ", found ", next);
   }
 
   absl::StatusOr<int64_t> ScanImage(int64_t i) {
     if (cursor_.image >= media_.image_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("image block ", cursor_.image + 1, " but image_grid_thw has ",
-                                   media_.image_grid_thw.size(), " entries"));
+      return RowError(row_, i, "image block ", cursor_.image + 1, " but image_grid_thw has ",
+                      media_.image_grid_thw.size(), " entries");
     }
     const Grid& grid = media_.image_grid_thw[cursor_.image];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "image_grid_thw", cursor_.image, grid));
@@ -220,9 +215,8 @@ class RowScanner {
 
   absl::StatusOr<int64_t> ScanVideo(int64_t i) {
     if (cursor_.video >= media_.video_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("video block ", cursor_.video + 1, " but video_grid_thw has ",
-                                   media_.video_grid_thw.size(), " entries"));
+      return RowError(row_, i, "video block ", cursor_.video + 1, " but video_grid_thw has ",
+                      media_.video_grid_thw.size(), " entries");
     }
     const size_t video = cursor_.video;
     const Grid& full = media_.video_grid_thw[video];
@@ -235,11 +229,9 @@ class RowScanner {
     if (policy_.video_frames_as_blocks) {
       grid.t = 1;  // each frame is its own block
       if (full.t > 1 && found == full.t * GridTokens(grid)) {
-        return RowError(row_, i,
-                        absl::StrCat("video_grid_thw[", video, "] (", full.t,
-                                     " frames) is written as one block; ",
-                                     ModelFamilyName(config_.family),
-                                     " needs one <vision_start>...<vision_end> block per frame"));
+        return RowError(row_, i, "video_grid_thw[", video, "] (", full.t,
+                        " frames) is written as one block; ", ModelFamilyName(config_.family),
+                        " needs one <vision_start>...<vision_end> block per frame");
       }
     }
     MROPE_RETURN_IF_ERROR(CheckCount(i, "video", found, GridTokens(grid), "video_grid_thw", video,
@@ -257,14 +249,12 @@ class RowScanner {
   // video_start at `i` (GLM): the image blocks up to video_end are the frames of the next video.
   absl::Status OpenVideo(int64_t i) {
     if (video_open_) {
-      return RowError(row_, i,
-                      absl::StrCat("video_start inside the video opened at token ",
-                                   video_start_index_, " (no video_end before it)"));
+      return RowError(row_, i, "video_start inside the video opened at token ", video_start_index_,
+                      " (no video_end before it)");
     }
     if (cursor_.video >= media_.video_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("video ", cursor_.video + 1, " but video_grid_thw has ",
-                                   media_.video_grid_thw.size(), " entries"));
+      return RowError(row_, i, "video ", cursor_.video + 1, " but video_grid_thw has ",
+                      media_.video_grid_thw.size(), " entries");
     }
     MROPE_RETURN_IF_ERROR(
         CheckGrid(i, "video_grid_thw", cursor_.video, media_.video_grid_thw[cursor_.video]));
@@ -286,12 +276,10 @@ class RowScanner {
     if (cursor_.video_frame != grid.t) {
       return RowError(
           row_, i,
-          absl::StrCat(i == static_cast<int64_t>(tokens_.size()) ? "row ends inside"
-                                                                 : "video_end closes",
-                       " the video opened at token ", video_start_index_, " after ",
-                       cursor_.video_frame, " frames, but video_grid_thw[", cursor_.video,
-                       "] has t = ", grid.t,
-                       " (HF would read the batch's later videos with shifted grids)"));
+          i == static_cast<int64_t>(tokens_.size()) ? "row ends inside" : "video_end closes",
+          " the video opened at token ", video_start_index_, " after ", cursor_.video_frame,
+          " frames, but video_grid_thw[", cursor_.video, "] has t = ", grid.t,
+          " (HF would read the batch's later videos with shifted grids)");
     }
     video_open_ = false;
     ++cursor_.video;
@@ -304,10 +292,8 @@ class RowScanner {
     const size_t video = cursor_.video;
     const Grid& full = media_.video_grid_thw[video];
     if (cursor_.video_frame == full.t) {
-      return RowError(row_, i,
-                      absl::StrCat("frame ", full.t + 1, " of the video opened at token ",
-                                   video_start_index_, ", but video_grid_thw[", video,
-                                   "] has t = ", full.t));
+      return RowError(row_, i, "frame ", full.t + 1, " of the video opened at token ",
+                      video_start_index_, ", but video_grid_thw[", video, "] has t = ", full.t);
     }
     Grid frame = full;
     frame.t = 1;
@@ -324,16 +310,13 @@ class RowScanner {
 
   absl::StatusOr<int64_t> NextAudioTokens(int64_t i) {
     if (cursor_.audio >= media_.audio_feature_lengths.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("audio ", cursor_.audio + 1,
-                                   " but audio_feature_lengths has ",
-                                   media_.audio_feature_lengths.size(), " entries"));
+      return RowError(row_, i, "audio ", cursor_.audio + 1, " but audio_feature_lengths has ",
+                      media_.audio_feature_lengths.size(), " entries");
     }
     const int64_t frames = media_.audio_feature_lengths[cursor_.audio];
     if (frames < 1) {
-      return RowError(row_, i,
-                      absl::StrCat("audio_feature_lengths[", cursor_.audio,
-                                   "] must be >= 1, got ", frames));
+      return RowError(row_, i, "audio_feature_lengths[", cursor_.audio, "] must be >= 1, got ",
+                      frames);
     }
     return AudioTokenCount(policy_.audio_length, frames);
   }
@@ -357,9 +340,8 @@ class RowScanner {
                       "is false");
     }
     if (cursor_.video >= media_.video_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("video block ", cursor_.video + 1, " but video_grid_thw has ",
-                                   media_.video_grid_thw.size(), " entries"));
+      return RowError(row_, i, "video block ", cursor_.video + 1, " but video_grid_thw has ",
+                      media_.video_grid_thw.size(), " entries");
     }
     const Grid& grid = media_.video_grid_thw[cursor_.video];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", cursor_.video, grid));
