@@ -121,6 +121,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   MediaCursor cursor;
   std::vector<int64_t> gathered;
   std::vector<Span> spans;  // each row's, reusing one allocation
+  spans.reserve(scanner.MaxRowSpans(l));
   for (int64_t row = 0; row < batch.batch_size; ++row) {
     const absl::Span<const int64_t> ids(batch.input_ids.data() + row * l, l);
     // The real tokens: a contiguous run of the row (read in place) or gathered from a mask

@@ -446,6 +446,16 @@ BatchScanner::BatchScanner(const ModelConfig& config, const MediaInputs& media)
                            ids.video_start, ids.video_end}) {
     if (id >= 0) text_limit_ = std::min(text_limit_, id);
   }
+  blocks_ = media.image_grid_thw.size() + media.audio_feature_lengths.size();
+  for (const Grid& grid : media.video_grid_thw) {
+    // t is at most max_grid_value (ValidateMediaInputs); a t < 1 is reported by the scan.
+    blocks_ += policy_.video_frames_as_blocks ? std::max<int64_t>(grid.t, 1) : 1;
+  }
+}
+
+int64_t BatchScanner::MaxRowSpans(int64_t seq_len) const {
+  // A text span before each block and one after the last; no more spans than tokens.
+  return std::min(2 * blocks_ + 1, seq_len);
 }
 
 absl::Status BatchScanner::ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor,

@@ -56,12 +56,18 @@ class BatchScanner {
   absl::Status ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor, int64_t row,
                        std::vector<Span>& spans) const;
 
+  // At least the spans ScanRow appends for a row of `seq_len` tokens: for a caller to reserve
+  // once (Qwen3-VL's one block per video frame otherwise grows the vector span by span).
+  int64_t MaxRowSpans(int64_t seq_len) const;
+
  private:
   const ModelConfig& config_;
   const MediaInputs& media_;
   PositionPolicy policy_;
   // Every valid id below it is plain text (see the constructor).
   int64_t text_limit_ = 0;
+  // Media blocks the lists describe (a block per frame where the policy says so).
+  int64_t blocks_ = 0;
 };
 
 // After the last row: every grid and audio length must have been used.
