@@ -56,8 +56,9 @@ class BatchScanner {
   absl::Status ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor, int64_t row,
                        std::vector<Span>& spans) const;
 
-  // At least the spans ScanRow appends for a row of `seq_len` tokens: for a caller to reserve
-  // once (Qwen3-VL's one block per video frame otherwise grows the vector span by span).
+  // An upper bound on the spans ScanRow appends for a valid row of `seq_len` tokens, for a caller
+  // to reserve once (Qwen3-VL's block per video frame otherwise reallocates the vector as it
+  // grows).
   int64_t MaxRowSpans(int64_t seq_len) const;
 
  private:
