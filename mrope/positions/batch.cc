@@ -117,9 +117,11 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
   ReserveRows(batch.batch_size, plan);
 
   const int64_t l = batch.seq_len;
+  const BatchScanner scanner(config, batch.media);
   MediaCursor cursor;
   std::vector<int64_t> gathered;
   std::vector<Span> spans;  // each row's, reusing one allocation
+  spans.reserve(scanner.MaxRowSpans(l));
   for (int64_t row = 0; row < batch.batch_size; ++row) {
     const absl::Span<const int64_t> ids(batch.input_ids.data() + row * l, l);
     // The real tokens: a contiguous run of the row (read in place) or gathered from a mask
@@ -144,7 +146,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
           absl::StrCat("row ", row, " has no tokens (its attention_mask is all 0)"));
     }
     spans.clear();
-    MROPE_RETURN_IF_ERROR(ScanRow(config, real_tokens, batch.media, cursor, row, spans));
+    MROPE_RETURN_IF_ERROR(scanner.ScanRow(real_tokens, cursor, row, spans));
     if (plan.text_only_path) {
       // HF never scans a batch without grids; media tokens in it are still an error here.
       for (const Span& span : spans) {

@@ -7,17 +7,31 @@
 namespace mrope {
 namespace {
 
-// First index in [begin, end) whose value has miss(value) != 0, or end. Whole blocks OR miss()
-// into one word and test it once (constant trip count: vectorised at -O2); only the block with
-// a hit, and the tail, go value by value.
+// int64 values per 64-byte vector: a block is four of them.
+constexpr int64_t kLanes = 8;
+static_assert(kScanBlock == 4 * kLanes, "BlockMisses reads four vectors");
+
+// OR of miss() over the block at `v`. Written as 8 lanes of four values kLanes apart, so that
+// every clone vectorises it into straight-line code (AVX-512: four loads, two ternary logic
+// ops, one reduction). The plain 32-value loop became an inner loop over 4 vectors that GCC
+// did not unroll, whose speed changed by up to 40% with the code's alignment.
+template <typename Miss>
+MROPE_CLONE_INLINE uint64_t BlockMisses(const int64_t* v, Miss miss) {
+  uint64_t any = 0;
+  for (int64_t j = 0; j < kLanes; ++j) {
+    any |= miss(static_cast<uint64_t>(v[j])) | miss(static_cast<uint64_t>(v[j + kLanes])) |
+           miss(static_cast<uint64_t>(v[j + 2 * kLanes])) |
+           miss(static_cast<uint64_t>(v[j + 3 * kLanes]));
+  }
+  return any;
+}
+
+// First index in [begin, end) whose value has miss(value) != 0, or end. Whole blocks are tested
+// at once (BlockMisses); only the block with a hit, and the tail, go value by value.
 template <typename Miss>
 MROPE_CLONE_INLINE int64_t FirstMiss(const int64_t* values, int64_t begin, int64_t end, Miss miss) {
   int64_t i = begin;
-  for (; i + kScanBlock <= end; i += kScanBlock) {
-    uint64_t any = 0;
-    for (int64_t j = 0; j < kScanBlock; ++j) any |= miss(static_cast<uint64_t>(values[i + j]));
-    if (any != 0) break;
-  }
+  while (i + kScanBlock <= end && BlockMisses(values + i, miss) == 0) i += kScanBlock;
   while (i < end && miss(static_cast<uint64_t>(values[i])) == 0) ++i;
   return i;
 }
@@ -34,12 +48,9 @@ MROPE_CPU_CLONES int64_t TrailingEqualRunStart(absl::Span<const int64_t> values,
   const uint64_t v = static_cast<uint64_t>(value);
   const int64_t* data = values.data();
   int64_t start = values.size();
-  for (; start >= kScanBlock; start -= kScanBlock) {
-    uint64_t any = 0;
-    for (int64_t j = 0; j < kScanBlock; ++j) {
-      any |= static_cast<uint64_t>(data[start - kScanBlock + j]) ^ v;
-    }
-    if (any != 0) break;
+  const auto miss = [v](uint64_t x) { return x ^ v; };
+  while (start >= kScanBlock && BlockMisses(data + start - kScanBlock, miss) == 0) {
+    start -= kScanBlock;
   }
   while (start > 0 && data[start - 1] == value) --start;
   return start;

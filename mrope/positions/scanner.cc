@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
@@ -32,16 +33,24 @@ const char* SecondsListName(SecondsList list) {
   return list == SecondsList::kSecondPerGridTs ? "second_per_grid_ts" : "video_second_per_grid";
 }
 
-absl::Status RowError(int64_t row, int64_t index, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what));
+// The error of row `row` at token `index`: StrCat of `what` (taken by value: string literals
+// decay, so call sites share instantiations). Out of line and cold, so that the checks calling
+// it keep the small frames of the path valid prompts take: the formatting inlined into them gave
+// every block's scan a prologue and a frame of several hundred bytes.
+template <typename... What>
+ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD absl::Status RowError(int64_t row, int64_t index,
+                                                                  What... what) {
+  return absl::InvalidArgumentError(absl::StrCat("row ", row, ", token ", index, ": ", what...));
 }
 
 class RowScanner {
  public:
-  RowScanner(const ModelConfig& config, absl::Span<const int64_t> tokens,
-             const MediaInputs& media, MediaCursor& cursor, int64_t row, std::vector<Span>& spans)
+  RowScanner(const ModelConfig& config, const PositionPolicy& policy, int64_t text_limit,
+             absl::Span<const int64_t> tokens, const MediaInputs& media, MediaCursor& cursor,
+             int64_t row, std::vector<Span>& spans)
       : config_(config),
-        policy_(PolicyFor(config)),
+        policy_(policy),
+        text_limit_(text_limit),
         ids_(config.tokens),
         tokens_(tokens),
         media_(media),
@@ -52,17 +61,9 @@ class RowScanner {
   absl::Status Scan() {
     const int64_t n = tokens_.size();
     int64_t text_run = 0;
-    // The ids the loop below stops at are special tokens at the top of the vocabulary: every
-    // valid id below the smallest one is plain text, so a text run is one range test per token
-    // (BelowRunEnd also stops at an invalid id, which CheckTokenId then reports).
-    int64_t text_limit = kMaxTokenId + 1;
-    for (const int64_t id : {ids_.image, ids_.video, ids_.vision_start, ids_.audio,
-                             ids_.audio_start, ids_.video_start, ids_.video_end}) {
-      if (id >= 0) text_limit = std::min(text_limit, id);
-    }
     for (int64_t i = 0; i < n;) {
       const int64_t text_begin = i;
-      i = BelowRunEnd(tokens_, i, text_limit);
+      i = BelowRunEnd(tokens_, i, text_limit_);
       text_run += i - text_begin;
       if (i == n) break;
       const int64_t token = tokens_[i];
@@ -80,16 +81,14 @@ class RowScanner {
         ++text_run;
         consumed = 1;
       } else if (bracketed_videos_ && token == ids_.video) {
-        return RowError(row_, i,
-                        absl::StrCat("video_token_id ", token, " in the prompt: ",
-                                     ModelFamilyName(config_.family),
-                                     " writes video frames with image_token_id ", ids_.image,
-                                     " between video_start and video_end"));
+        return RowError(row_, i, "video_token_id ", token,
+                        " in the prompt: ", ModelFamilyName(config_.family),
+                        " writes video frames with image_token_id ", ids_.image,
+                        " between video_start and video_end");
       } else if (token == ids_.image || token == ids_.video ||
                  (policy_.has_audio && token == ids_.audio)) {
-        return RowError(row_, i,
-                        absl::StrCat("media token ", token,
-                                     " outside a block (no start marker before it)"));
+        return RowError(row_, i, "media token ", token,
+                        " outside a block (no start marker before it)");
       } else {
         ++text_run;
         consumed = 1;
@@ -103,7 +102,7 @@ class RowScanner {
 
  private:
   void FlushText(int64_t& text_run) {
-    if (text_run > 0) spans_.push_back(Span::Text(text_run));
+    if (text_run > 0) spans_.emplace_back() = Span::Text(text_run);
     text_run = 0;
   }
 
@@ -113,9 +112,8 @@ class RowScanner {
     if (index >= static_cast<int64_t>(tokens_.size())) return absl::OkStatus();
     const int64_t id = tokens_[index];
     if (id >= 0 && id <= kMaxTokenId) return absl::OkStatus();
-    return RowError(row_, index,
-                    absl::StrCat("input_ids value ", id, " is not a token id (must be in [0, ",
-                                 kMaxTokenId, "])"));
+    return RowError(row_, index, "input_ids value ", id, " is not a token id (must be in [0, ",
+                    kMaxTokenId, "])");
   }
 
   // Length of the run of `id` tokens from `begin`; the token that ends it must be a valid id.
@@ -133,10 +131,8 @@ class RowScanner {
     int64_t i = at;
     for (const int64_t marker : markers) {
       if (i >= n || tokens_[i] != marker) {
-        return RowError(row_, i,
-                        absl::StrCat(block, " block is not closed by its end marker ", marker,
-                                     i >= n ? " (row ends)"
-                                            : absl::StrCat(" (found token ", tokens_[i], ")")));
+        return RowError(row_, i, block, " block is not closed by its end marker ", marker,
+                        i >= n ? " (row ends)" : absl::StrCat(" (found token ", tokens_[i], ")"));
       }
       ++i;
     }
@@ -148,9 +144,8 @@ class RowScanner {
                           int64_t expected, absl::string_view list, size_t entry,
                           absl::string_view note = "") {
     if (found == expected) return absl::OkStatus();
-    return RowError(row_, index,
-                    absl::StrCat(what, " block has ", found, " tokens but ", list, "[", entry,
-                                 "]", note, " gives ", expected));
+    return RowError(row_, index, what, " block has ", found, " tokens but ", list, "[", entry, "]",
+                    note, " gives ", expected);
   }
 
   int64_t GridTokens(const Grid& g) const {
@@ -161,14 +156,12 @@ class RowScanner {
   absl::Status CheckGrid(int64_t index, absl::string_view list, size_t at, const Grid& g) {
     const int64_t m = config_.spatial_merge_size;
     if (g.t < 1 || g.h < 1 || g.w < 1) {
-      return RowError(row_, index,
-                      absl::StrCat(list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
-                                   "] must be positive"));
+      return RowError(row_, index, list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
+                      "] must be positive");
     }
     if (g.h % m != 0 || g.w % m != 0) {
-      return RowError(row_, index,
-                      absl::StrCat(list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
-                                   "]: h and w must be divisible by spatial_merge_size ", m));
+      return RowError(row_, index, list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
+                      "]: h and w must be divisible by spatial_merge_size ", m);
     }
     return absl::OkStatus();
   }
@@ -191,26 +184,22 @@ class RowScanner {
   absl::StatusOr<int64_t> ScanVisionBlock(int64_t i) {
     const int64_t n = tokens_.size();
     if (i + 1 >= n) {
-      return RowError(row_, i,
-                      absl::StrCat("row ends in ", StartName(), " (a block with no media tokens)"));
+      return RowError(row_, i, "row ends in ", StartName(), " (a block with no media tokens)");
     }
     const int64_t next = tokens_[i + 1];
     if (next == ids_.image) return video_open_ ? ScanBracketedFrame(i) : ScanImage(i);
     if (next == ids_.video && !bracketed_videos_) return ScanVideo(i);
     if (policy_.has_audio && next == ids_.audio_start) return ScanAudioInVideo(i);
-    return RowError(row_, i + 1,
-                    absl::StrCat(StartName(), " must be followed by an image",
-                                 bracketed_videos_ ? "" : " or video",
-                                 policy_.has_audio ? " token (or audio_start for audio-in-video)"
-                                                   : " token",
-                                 ", found ", next));
+    return RowError(row_, i + 1, StartName(), " must be followed by an image",
+                    bracketed_videos_ ? "" : " or video",
+                    policy_.has_audio ? " token (or audio_start for audio-in-video)" : " token",
+                    ", found ", next);
   }
 
   absl::StatusOr<int64_t> ScanImage(int64_t i) {
     if (cursor_.image >= media_.image_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("image block ", cursor_.image + 1, " but image_grid_thw has ",
-                                   media_.image_grid_thw.size(), " entries"));
+      return RowError(row_, i, "image block ", cursor_.image + 1, " but image_grid_thw has ",
+                      media_.image_grid_thw.size(), " entries");
     }
     const Grid& grid = media_.image_grid_thw[cursor_.image];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "image_grid_thw", cursor_.image, grid));
@@ -218,18 +207,16 @@ class RowScanner {
     MROPE_RETURN_IF_ERROR(
         CheckCount(i, "image", found, GridTokens(grid), "image_grid_thw", cursor_.image));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "image"));
-    Span span = Span::Image(grid);
+    Span& span = spans_.emplace_back() = Span::Image(grid);
     span.closed = closed;
-    spans_.push_back(span);
     ++cursor_.image;
     return 1 + found + (closed ? 1 : 0);
   }
 
   absl::StatusOr<int64_t> ScanVideo(int64_t i) {
     if (cursor_.video >= media_.video_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("video block ", cursor_.video + 1, " but video_grid_thw has ",
-                                   media_.video_grid_thw.size(), " entries"));
+      return RowError(row_, i, "video block ", cursor_.video + 1, " but video_grid_thw has ",
+                      media_.video_grid_thw.size(), " entries");
     }
     const size_t video = cursor_.video;
     const Grid& full = media_.video_grid_thw[video];
@@ -242,19 +229,16 @@ class RowScanner {
     if (policy_.video_frames_as_blocks) {
       grid.t = 1;  // each frame is its own block
       if (full.t > 1 && found == full.t * GridTokens(grid)) {
-        return RowError(row_, i,
-                        absl::StrCat("video_grid_thw[", video, "] (", full.t,
-                                     " frames) is written as one block; ",
-                                     ModelFamilyName(config_.family),
-                                     " needs one <vision_start>...<vision_end> block per frame"));
+        return RowError(row_, i, "video_grid_thw[", video, "] (", full.t,
+                        " frames) is written as one block; ", ModelFamilyName(config_.family),
+                        " needs one <vision_start>...<vision_end> block per frame");
       }
     }
     MROPE_RETURN_IF_ERROR(CheckCount(i, "video", found, GridTokens(grid), "video_grid_thw", video,
                                      policy_.video_frames_as_blocks ? " (one frame)" : ""));
     MROPE_ASSIGN_OR_RETURN(const bool closed, ExpectEnd(i + 1 + found, {ids_.vision_end}, "video"));
-    Span span = Span::Video(grid, SecondsPerGrid(video));
+    Span& span = spans_.emplace_back() = Span::Video(grid, SecondsPerGrid(video));
     span.closed = closed;
-    spans_.push_back(span);
     if (!policy_.video_frames_as_blocks || ++cursor_.video_frame == full.t) {
       ++cursor_.video;
       cursor_.video_frame = 0;
@@ -265,14 +249,12 @@ class RowScanner {
   // video_start at `i` (GLM): the image blocks up to video_end are the frames of the next video.
   absl::Status OpenVideo(int64_t i) {
     if (video_open_) {
-      return RowError(row_, i,
-                      absl::StrCat("video_start inside the video opened at token ",
-                                   video_start_index_, " (no video_end before it)"));
+      return RowError(row_, i, "video_start inside the video opened at token ", video_start_index_,
+                      " (no video_end before it)");
     }
     if (cursor_.video >= media_.video_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("video ", cursor_.video + 1, " but video_grid_thw has ",
-                                   media_.video_grid_thw.size(), " entries"));
+      return RowError(row_, i, "video ", cursor_.video + 1, " but video_grid_thw has ",
+                      media_.video_grid_thw.size(), " entries");
     }
     MROPE_RETURN_IF_ERROR(
         CheckGrid(i, "video_grid_thw", cursor_.video, media_.video_grid_thw[cursor_.video]));
@@ -294,12 +276,10 @@ class RowScanner {
     if (cursor_.video_frame != grid.t) {
       return RowError(
           row_, i,
-          absl::StrCat(i == static_cast<int64_t>(tokens_.size()) ? "row ends inside"
-                                                                 : "video_end closes",
-                       " the video opened at token ", video_start_index_, " after ",
-                       cursor_.video_frame, " frames, but video_grid_thw[", cursor_.video,
-                       "] has t = ", grid.t,
-                       " (HF would read the batch's later videos with shifted grids)"));
+          i == static_cast<int64_t>(tokens_.size()) ? "row ends inside" : "video_end closes",
+          " the video opened at token ", video_start_index_, " after ", cursor_.video_frame,
+          " frames, but video_grid_thw[", cursor_.video, "] has t = ", grid.t,
+          " (HF would read the batch's later videos with shifted grids)");
     }
     video_open_ = false;
     ++cursor_.video;
@@ -312,10 +292,8 @@ class RowScanner {
     const size_t video = cursor_.video;
     const Grid& full = media_.video_grid_thw[video];
     if (cursor_.video_frame == full.t) {
-      return RowError(row_, i,
-                      absl::StrCat("frame ", full.t + 1, " of the video opened at token ",
-                                   video_start_index_, ", but video_grid_thw[", video,
-                                   "] has t = ", full.t));
+      return RowError(row_, i, "frame ", full.t + 1, " of the video opened at token ",
+                      video_start_index_, ", but video_grid_thw[", video, "] has t = ", full.t);
     }
     Grid frame = full;
     frame.t = 1;
@@ -324,25 +302,21 @@ class RowScanner {
                                      "video_grid_thw", video, " (one frame)"));
     MROPE_ASSIGN_OR_RETURN(const bool closed,
                            ExpectEnd(i + 1 + found, {ids_.vision_end}, "video frame"));
-    Span span = Span::Video(frame, SecondsPerGrid(video));
+    Span& span = spans_.emplace_back() = Span::Video(frame, SecondsPerGrid(video));
     span.closed = closed;
-    spans_.push_back(span);
     ++cursor_.video_frame;
     return 1 + found + (closed ? 1 : 0);
   }
 
   absl::StatusOr<int64_t> NextAudioTokens(int64_t i) {
     if (cursor_.audio >= media_.audio_feature_lengths.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("audio ", cursor_.audio + 1,
-                                   " but audio_feature_lengths has ",
-                                   media_.audio_feature_lengths.size(), " entries"));
+      return RowError(row_, i, "audio ", cursor_.audio + 1, " but audio_feature_lengths has ",
+                      media_.audio_feature_lengths.size(), " entries");
     }
     const int64_t frames = media_.audio_feature_lengths[cursor_.audio];
     if (frames < 1) {
-      return RowError(row_, i,
-                      absl::StrCat("audio_feature_lengths[", cursor_.audio,
-                                   "] must be >= 1, got ", frames));
+      return RowError(row_, i, "audio_feature_lengths[", cursor_.audio, "] must be >= 1, got ",
+                      frames);
     }
     return AudioTokenCount(policy_.audio_length, frames);
   }
@@ -353,7 +327,7 @@ class RowScanner {
     MROPE_RETURN_IF_ERROR(
         CheckCount(i, "audio", found, expected, "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(ExpectEnd(i + 1 + found, {ids_.audio_end}, "audio").status());
-    spans_.push_back(Span::Audio(expected));
+    spans_.emplace_back() = Span::Audio(expected);
     ++cursor_.audio;
     return found + 2;
   }
@@ -366,9 +340,8 @@ class RowScanner {
                       "is false");
     }
     if (cursor_.video >= media_.video_grid_thw.size()) {
-      return RowError(row_, i,
-                      absl::StrCat("video block ", cursor_.video + 1, " but video_grid_thw has ",
-                                   media_.video_grid_thw.size(), " entries"));
+      return RowError(row_, i, "video block ", cursor_.video + 1, " but video_grid_thw has ",
+                      media_.video_grid_thw.size(), " entries");
     }
     const Grid& grid = media_.video_grid_thw[cursor_.video];
     MROPE_RETURN_IF_ERROR(CheckGrid(i, "video_grid_thw", cursor_.video, grid));
@@ -391,14 +364,15 @@ class RowScanner {
                                      "audio_feature_lengths", cursor_.audio));
     MROPE_RETURN_IF_ERROR(
         ExpectEnd(i + 2 + body, {ids_.audio_end, ids_.vision_end}, "audio-in-video").status());
-    spans_.push_back(Span::AudioInVideo(grid, SecondsPerGrid(cursor_.video), audio_tokens));
+    spans_.emplace_back() = Span::AudioInVideo(grid, SecondsPerGrid(cursor_.video), audio_tokens);
     ++cursor_.video;
     ++cursor_.audio;
     return body + 4;
   }
 
   const ModelConfig& config_;
-  const PositionPolicy policy_;
+  const PositionPolicy& policy_;
+  const int64_t text_limit_;
   const SpecialTokens& ids_;
   absl::Span<const int64_t> tokens_;
   const MediaInputs& media_;
@@ -408,6 +382,9 @@ class RowScanner {
       policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets;
   bool video_open_ = false;  // bracketed videos: between video_start and video_end
   int64_t video_start_index_ = 0;
+  // Spans are assigned into place (spans_.emplace_back() = Span::Image(...)): push_back of a
+  // Span built on the stack copied it with wide loads of its narrow stores, a store-forwarding
+  // stall per block.
   std::vector<Span>& spans_;
 };
 
@@ -458,10 +435,32 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
   return absl::OkStatus();
 }
 
-absl::Status ScanRow(const ModelConfig& config, absl::Span<const int64_t> tokens,
-                     const MediaInputs& media, MediaCursor& cursor, int64_t row,
-                     std::vector<Span>& spans) {
-  return RowScanner(config, tokens, media, cursor, row, spans).Scan();
+BatchScanner::BatchScanner(const ModelConfig& config, const MediaInputs& media)
+    : config_(config), media_(media), policy_(PolicyFor(config)) {
+  // The ids a row scan stops at are special tokens at the top of the vocabulary: every valid id
+  // below the smallest one is plain text, so a text run is one range test per token
+  // (BelowRunEnd also stops at an invalid id, which the scan then reports).
+  const SpecialTokens& ids = config.tokens;
+  text_limit_ = kMaxTokenId + 1;
+  for (const int64_t id : {ids.image, ids.video, ids.vision_start, ids.audio, ids.audio_start,
+                           ids.video_start, ids.video_end}) {
+    if (id >= 0) text_limit_ = std::min(text_limit_, id);
+  }
+  blocks_ = media.image_grid_thw.size() + media.audio_feature_lengths.size();
+  for (const Grid& grid : media.video_grid_thw) {
+    // t is at most max_grid_value (ValidateMediaInputs); a t < 1 is reported by the scan.
+    blocks_ += policy_.video_frames_as_blocks ? std::max<int64_t>(grid.t, 1) : 1;
+  }
+}
+
+int64_t BatchScanner::MaxRowSpans(int64_t seq_len) const {
+  // A text span before each block and one after the last; no more spans than tokens.
+  return std::min(2 * blocks_ + 1, seq_len);
+}
+
+absl::Status BatchScanner::ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor,
+                                   int64_t row, std::vector<Span>& spans) const {
+  return RowScanner(config_, policy_, text_limit_, tokens, media_, cursor, row, spans).Scan();
 }
 
 absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor) {

@@ -41,14 +41,35 @@ struct MediaCursor {
 absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media,
                                  const PositionLimits& limits = {});
 
-// Scans one row's real tokens (padding already removed) and appends its spans to `spans` (a
-// caller scanning many rows reuses one vector). `row` is used in error messages. `media` must
-// have passed ValidateMediaInputs. Every id must be in [0, kMaxTokenId]. Reads each token once
-// at memory speed: runs of plain text and of one media token are tested a vector at a time.
-// On error `spans` holds the spans found before it.
-absl::Status ScanRow(const ModelConfig& config, absl::Span<const int64_t> tokens,
-                     const MediaInputs& media, MediaCursor& cursor, int64_t row,
-                     std::vector<Span>& spans);
+// Scans the rows of a batch against its media lists. What every row's scan shares (the
+// config's policy, the smallest id a scan stops at) is derived once, not per row. `config` and
+// `media` must outlive the scanner; `media` must have passed ValidateMediaInputs.
+class BatchScanner {
+ public:
+  BatchScanner(const ModelConfig& config, const MediaInputs& media);
+
+  // Scans one row's real tokens (padding already removed) and appends its spans to `spans` (a
+  // caller scanning many rows reuses one vector). `row` is used in error messages. Every id
+  // must be in [0, kMaxTokenId]. Reads each token once at memory speed: runs of plain text and
+  // of one media token are tested a vector at a time. On error `spans` holds the spans found
+  // before it.
+  absl::Status ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor, int64_t row,
+                       std::vector<Span>& spans) const;
+
+  // An upper bound on the spans ScanRow appends for a valid row of `seq_len` tokens, for a caller
+  // to reserve once (Qwen3-VL's block per video frame otherwise reallocates the vector as it
+  // grows).
+  int64_t MaxRowSpans(int64_t seq_len) const;
+
+ private:
+  const ModelConfig& config_;
+  const MediaInputs& media_;
+  PositionPolicy policy_;
+  // Every valid id below it is plain text (see the constructor).
+  int64_t text_limit_ = 0;
+  // Media blocks the lists describe (a block per frame where the policy says so).
+  int64_t blocks_ = 0;
+};
 
 // After the last row: every grid and audio length must have been used.
 absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor);

@@ -14,6 +14,7 @@
 #include "mrope/positions/batch.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/scan_kernels.h"
+#include "mrope/positions/scanner.h"
 #include "tests/testing/positions_testing.h"
 
 namespace mrope {
@@ -197,6 +198,27 @@ TEST(ScanBoundaries, BadMaskValueAtEveryOffset) {
                                                            bad)));
     }
   }
+}
+
+// MaxRowSpans, the reserve PlanBatch makes once, bounds a row's spans: a Qwen3-VL video of t
+// frames is t blocks, each with its text before it, and the text after the last.
+TEST(ScanBoundaries, MaxRowSpansBoundsTheSpansOfARow) {
+  const ModelConfig config = Preset("qwen3_vl");
+  const SpecialTokens& ids = config.tokens;
+  MediaInputs media;
+  media.video_grid_thw = {{3, 2, 4}};  // 3 frames of 2 tokens after the 2x2 merge
+  std::vector<int64_t> row;
+  for (int frame = 0; frame < 3; ++frame) {
+    row.insert(row.end(), {7, 8, ids.vision_start, ids.video, ids.video, ids.vision_end});
+  }
+  row.push_back(9);
+  const BatchScanner scanner(config, media);
+  EXPECT_EQ(scanner.MaxRowSpans(row.size()), 7);
+  EXPECT_EQ(scanner.MaxRowSpans(5), 5);  // no more spans than tokens
+  MediaCursor cursor;
+  std::vector<Span> spans;
+  ASSERT_TRUE(scanner.ScanRow(row, cursor, 0, spans).ok());
+  EXPECT_EQ(spans.size(), size_t{7});
 }
 
 }  // namespace

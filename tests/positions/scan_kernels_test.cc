@@ -88,6 +88,24 @@ TEST(ScanKernels, BelowRunEndStopsAtEveryOffsetAndEveryKindOfBadValue) {
   }
 }
 
+// A block is tested as four vectors of values kScanBlock / 4 apart: with two hits in one block,
+// at any two offsets, every search still returns the first (and the trailing search the last).
+TEST(ScanKernels, TwoHitsInABlockGiveTheFirst) {
+  const int64_t size = 2 * kScanBlock;
+  for (int64_t first = 0; first < size; ++first) {
+    for (int64_t second = first + 1; second < size; ++second) {
+      std::vector<int64_t> ones(size, 1);
+      ones[first] = ones[second] = 2;
+      ASSERT_EQ(EqualRunEnd(ones, 0, 1), first) << "hits " << first << ", " << second;
+      ASSERT_EQ(TrailingEqualRunStart(ones, 1), second + 1) << "hits " << first << ", " << second;
+      std::vector<int64_t> text(size, 7);
+      text[first] = -1;
+      text[second] = 151652;
+      ASSERT_EQ(BelowRunEnd(text, 0, 151652), first) << "hits " << first << ", " << second;
+    }
+  }
+}
+
 TEST(ScanKernels, BelowRunEndAtTheEdgesOfTheLimit) {
   const std::vector<int64_t> zeros(2 * kScanBlock, 0);
   EXPECT_EQ(BelowRunEnd(zeros, 0, 0), 0);  // empty range: nothing is below 0
