@@ -194,7 +194,9 @@ void RegisterPrompt(const LargePrompt& p) {
                                  Compute<int64_t>(s, p, p.token_ids, OutputLayout::kPadded);
                                });
   benchmark::RegisterBenchmark(absl::StrCat("Memset/", p.name, "/tokenpadded/int64").c_str(),
-                               [&p](benchmark::State& s) { Memset<int64_t>(s, p, p.padded_slots); });
+                               [&p](benchmark::State& s) {
+                                 Memset<int64_t>(s, p, p.padded_slots);
+                               });
   RegisterOutputType<int64_t>(p, "int64");
   RegisterOutputType<int32_t>(p, "int32");
   benchmark::RegisterBenchmark(absl::StrCat("Plan/", p.name).c_str(),
