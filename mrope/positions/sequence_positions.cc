@@ -161,14 +161,14 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
   return absl::OkStatus();
 }
 
+// Inline room for the chunks of a minute of video at Qwen2.5-Omni's 2 s per chunk.
+using Boundaries = absl::InlinedVector<int64_t, 32>;
+
 // HF's get_chunked_index: splits a non-decreasing index sequence into chunks of
 // `tokens_per_chunk` position units; returns the chunk boundaries [b0=0, b1, ..., len]. HF walks
 // the tokens and closes at most one chunk per token: chunk c closes at the first token after the
 // previous boundary whose index reaches c * tokens_per_chunk. `first_reaching(from, x)` gives
 // the first token >= from whose index is >= x (or length), so this costs O(chunks).
-// Inline room for the chunks of a minute of video at Qwen2.5-Omni's 2 s per chunk.
-using Boundaries = absl::InlinedVector<int64_t, 32>;
-
 template <typename FirstReaching>
 Boundaries ChunkBoundaries(int64_t length, int64_t tokens_per_chunk,
                            FirstReaching first_reaching) {
