@@ -324,10 +324,12 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
                            ? audio_tokens
                            : std::max(from, static_cast<int64_t>(std::ceil(x)));
               });
-          runs.reserve(v_bounds.size() + a_bounds.size() - 2);
+          // Video chunk c, then audio chunk c, while each stream has one.
+          runs.resize(v_bounds.size() + a_bounds.size() - 2);
+          size_t r = 0;
           for (size_t c = 0; c + 1 < std::max(v_bounds.size(), a_bounds.size()); ++c) {
-            if (c + 1 < v_bounds.size()) runs.emplace_back(true, v_bounds[c], v_bounds[c + 1]);
-            if (c + 1 < a_bounds.size()) runs.emplace_back(false, a_bounds[c], a_bounds[c + 1]);
+            if (c + 1 < v_bounds.size()) runs[r++] = {true, v_bounds[c], v_bounds[c + 1]};
+            if (c + 1 < a_bounds.size()) runs[r++] = {false, a_bounds[c], a_bounds[c + 1]};
           }
         } else {
           // Merge by T value, video first on ties; what remains is appended as one piece.
