@@ -31,8 +31,8 @@ shift $((OPTIND - 1))
 
 # Library sources per target (the fuzz target's own .cc is fuzz/TARGET.cc).
 POSITIONS="mrope/positions/batch.cc mrope/positions/fill_kernels.cc mrope/positions/model_config.cc
-  mrope/positions/model_family.cc mrope/positions/scanner.cc mrope/positions/sequence_positions.cc
-  mrope/positions/span.cc"
+  mrope/positions/model_family.cc mrope/positions/scan_kernels.cc mrope/positions/scanner.cc
+  mrope/positions/sequence_positions.cc mrope/positions/span.cc"
 JSON="mrope/common/json.cc mrope/common/json_reader.cc mrope/common/json_writer.cc"
 ROTARY="mrope/rotary/rope_params.cc mrope/rotary/rope_config.cc mrope/rotary/axis_map.cc"
 SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc mrope/rotary/heads_overlap.cc
@@ -54,7 +54,10 @@ TARGETS=("$@")
 
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
   -fsanitize-ignorelist=$ROOT/fuzz/ubsan_ignorelist.txt"
-CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen $SANITIZE -ffp-contract=off -Wno-deprecated-declarations"
+# MROPE_NO_IFUNC: no target_clones under sanitizers (mrope/positions/cpu_clones.h: an IFUNC
+# resolver runs before the sanitizer runtime is set up), as in .bazelrc's asan config.
+CXXFLAGS="-std=c++17 -O1 -g -I$ROOT -I$WORK/gen $SANITIZE -ffp-contract=off -DMROPE_NO_IFUNC
+  -Wno-deprecated-declarations"
 ABSL_MODULES="absl_status absl_statusor absl_strings absl_str_format absl_span"
 LIBS="$(pkg-config --libs $ABSL_MODULES) -lprotobuf -pthread"
 

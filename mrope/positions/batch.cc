@@ -85,14 +85,10 @@ bool HasGrids(const MediaInputs& media) {
   return !media.image_grid_thw.empty() || !media.video_grid_thw.empty();
 }
 
-// Room for b rows in every per-row vector of the plan (rows are large to move).
+// Room for b rows in the plan's per-row vectors (rows are large to move).
 void ReserveRows(int64_t b, BatchPlan& plan) {
   plan.rows.reserve(b);
-  plan.first_column.reserve(b);
-  plan.scattered_columns.reserve(b);
-  plan.deltas.reserve(b);
-  plan.decode_deltas.reserve(b);
-  plan.decode_offsets.reserve(b);
+  plan.layouts.reserve(b);
 }
 
 // A new row of the plan, a copy of an empty one: value-initialising it (emplace_back())
@@ -174,11 +170,12 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
     const double delta_unpadded =
         AddPositions(fp, AddPositions(fp, row_max, 1), -static_cast<double>(n));
     const double delta_padded = AddPositions(fp, delta_unpadded, -static_cast<double>(pads));
-    plan.deltas.push_back(vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded);
-    plan.decode_deltas.push_back(vllm ? delta_unpadded : delta_padded);
-    plan.decode_offsets.push_back(vllm ? n : l);
-    plan.first_column.push_back(first);
-    plan.scattered_columns.push_back(std::move(columns));
+    RowLayout& layout = plan.layouts.emplace_back();
+    layout.first_column = first;
+    layout.scattered_columns = std::move(columns);
+    layout.delta = vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded;
+    layout.decode_delta = vllm ? delta_unpadded : delta_padded;
+    layout.decode_offset = vllm ? n : l;
   }
   MROPE_RETURN_IF_ERROR(CheckMediaConsumed(batch.media, cursor));
   return plan;
@@ -218,11 +215,11 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
   }
   for (const SequencePositions& seq : plan.rows) {
     const int64_t n = seq.num_tokens();
-    plan.first_column.push_back(plan.seq_len - n);  // right-aligned, one contiguous run
-    plan.scattered_columns.emplace_back();
-    plan.deltas.push_back(seq.delta());
-    plan.decode_deltas.push_back(seq.delta());
-    plan.decode_offsets.push_back(n);
+    RowLayout& layout = plan.layouts.emplace_back();
+    layout.first_column = plan.seq_len - n;  // right-aligned, one contiguous run
+    layout.delta = seq.delta();
+    layout.decode_delta = seq.delta();
+    layout.decode_offset = n;
   }
   return plan;
 }
@@ -236,12 +233,13 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out) {
   PositionBuffer<Out> scratch;
   for (int64_t row = 0; row < b; ++row) {
     const SequencePositions& seq = plan.rows[row];
-    const std::vector<int64_t>& columns = plan.scattered_columns[row];
+    const RowLayout& layout = plan.layouts[row];
+    const std::vector<int64_t>& columns = layout.scattered_columns;
     const int64_t n = seq.num_tokens();
     Out* planes[3] = {out.data() + row * l, out.data() + (b + row) * l,
                       out.data() + (2 * b + row) * l};
     if (columns.empty()) {  // contiguous: pads around one run
-      const int64_t c = plan.first_column[row];
+      const int64_t c = layout.first_column;
       for (Out* p : planes) {
         FillConstant(p, c, pad);
         FillConstant(p + c + n, l - c - n, pad);
@@ -291,8 +289,9 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, A
   out.resize(3 * b * steps);
   for (int64_t row = 0; row < b; ++row) {
     for (int64_t k = 0; k < steps; ++k) {
-      const double cache_position = static_cast<double>(plan.decode_offsets[row] + k);
-      const double v = AddPositions(plan.float_positions, cache_position, plan.decode_deltas[row]);
+      const RowLayout& layout = plan.layouts[row];
+      const double cache_position = static_cast<double>(layout.decode_offset + k);
+      const double v = AddPositions(plan.float_positions, cache_position, layout.decode_delta);
       if (v > static_cast<double>(std::numeric_limits<Out>::max())) {
         return absl::OutOfRangeError(
             absl::StrCat("decode position ", v, " does not fit the requested output type"));

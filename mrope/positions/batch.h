@@ -30,7 +30,24 @@ struct PromptBatch {
   MediaInputs media;
 };
 
-// The positions of a batch, planned: one SequencePositions per row plus the batch conventions.
+// Where one row's real tokens sit in the padded batch, and how generation continues after them.
+struct RowLayout {
+  // Columns [first_column, first_column + n) hold the row's n real tokens when they are
+  // contiguous (left or right padding); else scattered_columns lists their columns.
+  int64_t first_column = 0;
+  std::vector<int64_t> scattered_columns;
+  // get_rope_index's second return: against the padded length L (HF VL) or the row's real
+  // token count n (Omni, vLLM).
+  double delta = 0;
+  // What generation adds to the cache position: decode step k has position
+  // decode_offset + k + decode_delta on all axes, with decode_offset = L (HF: the cache
+  // position) or n (vLLM: the request length). Omni stores delta - padding (rope_deltas).
+  double decode_delta = 0;
+  int64_t decode_offset = 0;
+};
+
+// The positions of a batch, planned: one SequencePositions and one RowLayout per row, plus the
+// batch conventions.
 struct BatchPlan {
   int64_t batch_size = 0;
   int64_t seq_len = 0;
@@ -40,24 +57,25 @@ struct BatchPlan {
   bool text_only_path = false;
   double pad_value = 1;               // what padding slots hold
   std::vector<SequencePositions> rows;  // each row's real tokens
-  // Where each row's real tokens sit: columns [first_column, first_column + n) when they are
-  // contiguous (left or right padding), else the explicit list in scattered_columns.
-  std::vector<int64_t> first_column;
-  std::vector<std::vector<int64_t>> scattered_columns;
-  // get_rope_index's second return: against the padded length L (HF VL) or the row's real
-  // token count n (Omni, vLLM).
-  std::vector<double> deltas;
-  // What generation adds to the cache position: decode step k of row b has position
-  // decode_offset[b] + k + decode_deltas[b] on all axes, with decode_offset = L (HF: the cache
-  // position) or n (vLLM: the request length). Omni stores deltas - padding (rope_deltas).
-  std::vector<double> decode_deltas;
-  std::vector<int64_t> decode_offsets;
+  // Row by row, in one vector (one allocation, not one per field: a service call makes few).
+  std::vector<RowLayout> layouts;
   // What it was planned under; FillDecode bounds its output by them before allocating.
   PositionLimits limits;
 };
 
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
                                     const PositionLimits& limits = {});
+
+// One delta per row in the output type, e.g. PerRowDeltas<int64_t>(plan, &RowLayout::delta):
+// get_rope_index's [B] deltas. Integer types are only reached for integer positions (fills
+// refuse float32 positions for them), where deltas are integers within the positions' range.
+template <typename Out>
+std::vector<Out> PerRowDeltas(const BatchPlan& plan, double RowLayout::*delta) {
+  std::vector<Out> values;
+  values.reserve(plan.layouts.size());
+  for (const RowLayout& layout : plan.layouts) values.push_back(static_cast<Out>(layout.*delta));
+  return values;
+}
 
 // A batch of sequences given as spans (runtimes that know where media sit), under the
 // per-request convention: each row right-aligned in [3][B][max n], padding 0, each delta and

@@ -143,14 +143,15 @@ absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& 
          "  next: the position of the token after the span\n";
   for (int64_t row = 0; row < plan.batch_size; ++row) {
     const SequencePositions& seq = plan.rows[row];
-    const Out decode_at = static_cast<Out>(static_cast<double>(plan.decode_offsets[row]) +
-                                           plan.decode_deltas[row]);
+    const RowLayout& layout = plan.layouts[row];
+    const Out decode_at = static_cast<Out>(static_cast<double>(layout.decode_offset) +
+                                           layout.decode_delta);
     absl::StrAppend(&out, "\nrow ", row, ": ", seq.num_tokens(), " tokens",
                     seq.num_tokens() < plan.seq_len
                         ? absl::StrCat(" + ", plan.seq_len - seq.num_tokens(), " padding")
                         : "",
                     ", max position ", Num(static_cast<Out>(seq.max_position())),
-                    ", mrope_position_delta ", Num(static_cast<Out>(plan.deltas[row])),
+                    ", mrope_position_delta ", Num(static_cast<Out>(layout.delta)),
                     ", generation continues at ", Num(decode_at), "\n");
     MROPE_RETURN_IF_ERROR(ExplainRow<Out>(seq, policy, out));
   }

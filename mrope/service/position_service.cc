@@ -18,13 +18,6 @@
 namespace mrope {
 namespace {
 
-// Deltas in the output type. Integer types are only reached for integer positions (Fill
-// refuses float32 positions for them), where deltas are integers within the positions' range.
-template <typename Out>
-std::vector<Out> Converted(const std::vector<double>& values) {
-  return std::vector<Out>(values.begin(), values.end());
-}
-
 // Positions [3][B][W] of tokens [begin, end) of every row.
 template <typename Out>
 absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const PositionLimits& limits,
@@ -151,8 +144,8 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
     MROPE_RETURN_IF_ERROR(FillBatch(plan, result.position_ids));
     result.shape = {3, b, plan.seq_len};
   }
-  result.mrope_position_deltas = Converted<Out>(plan.deltas);
-  result.rope_deltas = Converted<Out>(plan.decode_deltas);
+  result.mrope_position_deltas = PerRowDeltas<Out>(plan, &RowLayout::delta);
+  result.rope_deltas = PerRowDeltas<Out>(plan, &RowLayout::decode_delta);
   if (options.decode_steps != 0) {
     MROPE_RETURN_IF_ERROR(FillDecode(plan, options.decode_steps, result.decode_position_ids));
     result.decode_steps = options.decode_steps;

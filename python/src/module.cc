@@ -158,8 +158,8 @@ PositionResult<Out> FillOrThrow(const PositionService& service, const BatchPlan&
 
 // [B, 1] deltas in the output type, as get_rope_index returns them.
 template <typename Out>
-py::array DeltaColumn(const std::vector<double>& deltas) {
-  std::vector<Out> values(deltas.begin(), deltas.end());
+py::array DeltaColumn(const BatchPlan& plan, double RowLayout::*delta) {
+  std::vector<Out> values = PerRowDeltas<Out>(plan, delta);
   const auto rows = static_cast<py::ssize_t>(values.size());
   return MoveToNumpy(std::move(values), {rows, 1});
 }
@@ -202,12 +202,14 @@ class Plan {
 
   py::array Deltas() const {
     return WithPositionType(plan_.float_positions,
-                            [&](auto zero) { return DeltaColumn<decltype(zero)>(plan_.deltas); });
+                            [&](auto zero) {
+                              return DeltaColumn<decltype(zero)>(plan_, &RowLayout::delta);
+                            });
   }
 
   py::array RopeDeltas() const {
     return WithPositionType(plan_.float_positions, [&](auto zero) {
-      return DeltaColumn<decltype(zero)>(plan_.decode_deltas);
+      return DeltaColumn<decltype(zero)>(plan_, &RowLayout::decode_delta);
     });
   }
 

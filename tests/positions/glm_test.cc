@@ -76,7 +76,7 @@ TEST(Glm, WorkedExampleFromTokenIds) {
   EXPECT_EQ(all.t[frame1], 50);
   EXPECT_EQ(all.t[frame2], 70);
   EXPECT_EQ(all.t[609], 99);
-  EXPECT_EQ(plan->deltas[0], 100 - 610);
+  EXPECT_EQ(plan->layouts[0].delta, 100 - 610);
   const auto decode = Window(seq, 610, 613);
   EXPECT_THAT(decode.t, ElementsAre(100, 101, 102));
   EXPECT_THAT(decode.w, ElementsAre(100, 101, 102));

@@ -42,11 +42,10 @@ void CheckCase(const BatchPlan& plan, const GoldenCase& c) {
   std::vector<Out> positions;
   ASSERT_TRUE(FillBatch(plan, positions).ok());
   ExpectSameValues(positions, c, "position_ids", {3, b, plan.seq_len});
-  ExpectSameValues(std::vector<Out>(plan.deltas.begin(), plan.deltas.end()), c,
-                   "mrope_position_deltas", {b});
+  ExpectSameValues(PerRowDeltas<Out>(plan, &RowLayout::delta), c, "mrope_position_deltas", {b});
   if (PolicyFor(c.model.positions).has_audio) {
-    ExpectSameValues(std::vector<Out>(plan.decode_deltas.begin(), plan.decode_deltas.end()), c,
-                     "rope_deltas_thinker", {b});
+    ExpectSameValues(PerRowDeltas<Out>(plan, &RowLayout::decode_delta), c, "rope_deltas_thinker",
+                     {b});
   }
   std::vector<Out> decode;
   ASSERT_TRUE(FillDecode(plan, 3, decode).ok());

@@ -120,7 +120,7 @@ TEST(Windows, RightPaddingAndLeftPaddingGiveTheSameRealPositions) {
   EXPECT_THAT(std::vector<int64_t>(rp.begin() + 16, rp.begin() + 24),
               ElementsAre(0, 1, 2, 3, 4, 5, 1, 1));
   // Same delta against the padded length either way; decode continues at max + 1.
-  EXPECT_EQ(left_plan->deltas[0], right_plan->deltas[0]);
+  EXPECT_EQ(left_plan->layouts[0].delta, right_plan->layouts[0].delta);
   std::vector<int64_t> decode;
   ASSERT_TRUE(FillDecode(*right_plan, 2, decode).ok());
   EXPECT_THAT(std::vector<int64_t>(decode.begin(), decode.begin() + 2), ElementsAre(6, 7));

@@ -93,7 +93,7 @@ TEST(WorkedExamples, TextOnlyBatchCountsPaddingInTheMaximum) {
   ASSERT_TRUE(FillBatch(*hf, positions).ok());
   EXPECT_THAT(Slice(positions, 0, 43), Each(1));
   EXPECT_EQ(positions[43], 0);
-  EXPECT_EQ(hf->deltas[0], 2 - 44);
+  EXPECT_EQ(hf->layouts[0].delta, 2 - 44);
   std::vector<int64_t> decode;
   ASSERT_TRUE(FillDecode(*hf, 3, decode).ok());
   EXPECT_THAT(Slice(decode, 0, 3), ElementsAre(2, 3, 4));

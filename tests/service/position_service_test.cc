@@ -140,11 +140,8 @@ TEST(PositionServiceTest, EqualsThePositionsApi) {
   EXPECT_THAT(result->position_ids, ElementsAreArray(positions));
   EXPECT_THAT(result->decode_position_ids, ElementsAreArray(decode));
   EXPECT_THAT(result->shape, ElementsAre(3, plan->batch_size, plan->seq_len));
-  EXPECT_EQ(std::vector<double>(result->mrope_position_deltas.begin(),
-                                result->mrope_position_deltas.end()),
-            plan->deltas);
-  EXPECT_EQ(std::vector<double>(result->rope_deltas.begin(), result->rope_deltas.end()),
-            plan->decode_deltas);
+  EXPECT_EQ(result->mrope_position_deltas, PerRowDeltas<int32_t>(*plan, &RowLayout::delta));
+  EXPECT_EQ(result->rope_deltas, PerRowDeltas<int32_t>(*plan, &RowLayout::decode_delta));
 }
 
 // Window [a, b) of an unpadded row equals the slice [a, b) of the full prompt; indices past the
