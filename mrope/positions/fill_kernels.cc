@@ -124,14 +124,14 @@ MROPE_CLONE_INLINE void GridRowsPeriodic(T* __restrict h, T* __restrict w, int64
   using Entry = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
   const PeriodTable<Entry>& table = kPeriodTables<Entry>[width];
   const int64_t n = rows * width;
-  const int64_t rows_per_period = table.period / width;
-  if (n < kLanes) {
+  if (n < kLanes) {  // (also no rows, or rows of no token)
     for (int64_t i = 0; i < n; ++i) {
       h[i] = value_at(first_row + table.row[i]);
       w[i] = value_at(table.col[i]);
     }
     return;
   }
+  const int64_t rows_per_period = table.period / width;
   int64_t phase = 0;
   int64_t row = first_row;
   int64_t start = 0;

@@ -1,7 +1,7 @@
 // FillConstant and FillCounting against their definitions at every length from 0 to 70 and
 // every start offset within a 64-byte line (the kernels store a first block, aligned blocks and
 // an overlapping last block; runs shorter than a block, two overlapping half blocks or single
-// values). FillGridRows against its definition: every width from 1 to 40 (the periodic sweep
+// values). FillGridRows against its definition: every width from 0 to 40 (the periodic sweep
 // of narrow frames below 10, rows in blocks of 8 with an overlapping last block from 10 on),
 // 0 to 20 rows, every output type. Buffers are exactly as long as the run, so
 // a store past it fails under ASan.
@@ -17,7 +17,7 @@ namespace {
 
 template <typename T, typename Fill, typename ValueAt>
 void ExpectGridRows(Fill fill, ValueAt value_at) {
-  for (int64_t width = 1; width <= 40; ++width) {
+  for (int64_t width = 0; width <= 40; ++width) {  // width 0: rows of no token, nothing written
     // Narrow frames repeat their pattern every 8 rows (lcm(8, width) tokens): up to 2.5 periods.
     for (int64_t rows = 0; rows <= 20; ++rows) {
       const int64_t first_row = 3 * width;  // rows need not start at 0 (a window's cut)
