@@ -375,6 +375,17 @@ absl::Status JsonValue::SkipIfUnread() {
   return context_->offset() == offset_ ? Skip() : absl::OkStatus();
 }
 
+absl::StatusOr<bool> JsonValue::EndOfMember(char close, absl::string_view text_ends,
+                                            absl::string_view unexpected) const {
+  context_->SkipWhitespace();
+  const char next = context_->Peek();
+  if (next != ',' && next != close) return SyntaxError(next == '\0' ? text_ends : unexpected);
+  context_->Take();
+  if (next == close) return true;
+  context_->SkipWhitespace();
+  return false;
+}
+
 absl::Status JsonValue::ForEachField(
     absl::FunctionRef<absl::Status(absl::string_view key, JsonValue& value)> field) {
   MROPE_RETURN_IF_ERROR(Open(Kind::kObject, "an object"));
@@ -397,15 +408,10 @@ absl::Status JsonValue::ForEachField(
     JsonValue child(context_, depth_ + 1);
     MROPE_RETURN_IF_ERROR(field(part.key, child));
     MROPE_RETURN_IF_ERROR(child.SkipIfUnread());
-    context_->SkipWhitespace();
-    const char next = context_->Peek();
-    if (next != ',' && next != '}') {
-      return SyntaxError(next == '\0' ? "the text ends inside an object"
-                                      : "expected ',' or '}' after an object's value");
-    }
-    context_->Take();
-    if (next == '}') return absl::OkStatus();
-    context_->SkipWhitespace();
+    MROPE_ASSIGN_OR_RETURN(const bool closed,
+                           EndOfMember('}', "the text ends inside an object",
+                                       "expected ',' or '}' after an object's value"));
+    if (closed) return absl::OkStatus();
   }
 }
 
@@ -423,15 +429,10 @@ absl::Status JsonValue::ForEachItem(
     JsonValue child(context_, depth_ + 1);
     MROPE_RETURN_IF_ERROR(item(index, child));
     MROPE_RETURN_IF_ERROR(child.SkipIfUnread());
-    context_->SkipWhitespace();
-    const char next = context_->Peek();
-    if (next != ',' && next != ']') {
-      return SyntaxError(next == '\0' ? "the text ends inside an array"
-                                      : "expected ',' or ']' after an array's item");
-    }
-    context_->Take();
-    if (next == ']') return absl::OkStatus();
-    context_->SkipWhitespace();
+    MROPE_ASSIGN_OR_RETURN(const bool closed,
+                           EndOfMember(']', "the text ends inside an array",
+                                       "expected ',' or ']' after an array's item"));
+    if (closed) return absl::OkStatus();
   }
 }
 

@@ -99,6 +99,11 @@ class JsonValue {
   absl::Status Open(Kind container, absl::string_view what);
   // After a callback: skips the value if it left it unread.
   absl::Status SkipIfUnread();
+  // After a member of this container (a field's value or an item): reads ',' (false: another
+  // member follows) or `close` (true: the container ends); `text_ends` and `unexpected` are
+  // the messages for the end of the text and for anything else.
+  absl::StatusOr<bool> EndOfMember(char close, absl::string_view text_ends,
+                                   absl::string_view unexpected) const;
   absl::Status ExpectedError(absl::string_view what);
   // The value's text for messages, shortened; `parsed`: the read position is at its end, else
   // (a number the parser stopped inside) up to the first character no number holds.
