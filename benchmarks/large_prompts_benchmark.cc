@@ -15,6 +15,7 @@
 //   FillReused/<prompt>/packed/<type>      the fill alone (planned once), into a reused buffer
 //   Plan/<prompt>                    the plan alone (spans in)
 //   Memset/<prompt>/<layout>/<type>  memset of the same output bytes
+//   ReadAndMemset/<prompt>/tokenpadded/int64  a read of the ids and mask + that memset
 //   PlanScaling/<block>/<tokens>     the plan of one growing media block
 
 #include <algorithm>
@@ -35,6 +36,8 @@
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/common/json_reader.h"
+#include "mrope/positions/limits.h"
+#include "mrope/positions/scan_kernels.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/service/case_model.h"
 #include "mrope/service/position_service.h"
@@ -119,6 +122,27 @@ void Memset(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
 
+// The token path's memory floor: one read of the batch's ids and mask, by the scan's own kernel
+// (every id and mask value of these prompts is in range, so it reads to the end), and a memset
+// of the padded int64 output.
+void ReadAndMemset(benchmark::State& state, const LargePrompt& prompt) {
+  std::vector<int64_t> out(3 * prompt.padded_slots);
+  const PromptBatch& batch = prompt.token_ids.batch;
+  int value = 0;
+  for (auto _ : state) {
+    const int64_t ids_read = BelowRunEnd(batch.input_ids, 0, kMaxTokenId + 1);
+    const int64_t mask_read = BelowRunEnd(batch.attention_mask, 0, 2);  // empty: all ones
+    if (ids_read != prompt.padded_slots ||
+        mask_read != static_cast<int64_t>(batch.attention_mask.size())) {
+      state.SkipWithError("the read stopped early");
+    }
+    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(int64_t));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
+}
+
 // Every row of `plan` packed into `out` ([3][real tokens]).
 template <typename Out>
 void FillPacked(benchmark::State& state, const BatchPlan& plan, std::vector<Out>& out) {
@@ -197,6 +221,8 @@ void RegisterPrompt(const LargePrompt& p) {
                                [&p](benchmark::State& s) {
                                  Memset<int64_t>(s, p, p.padded_slots);
                                });
+  benchmark::RegisterBenchmark(absl::StrCat("ReadAndMemset/", p.name, "/tokenpadded/int64").c_str(),
+                               [&p](benchmark::State& s) { ReadAndMemset(s, p); });
   RegisterOutputType<int64_t>(p, "int64");
   RegisterOutputType<int32_t>(p, "int32");
   benchmark::RegisterBenchmark(absl::StrCat("Plan/", p.name).c_str(),

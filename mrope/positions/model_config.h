@@ -73,6 +73,25 @@ struct ModelConfig {
   Convention convention = Convention::kHfTransformers;
 };
 
+// Division of grid values (h, w >= 0) by a spatial_merge_size in [1, 64]: a shift for the
+// power-of-two sizes of every released model, a division otherwise. Planners and scanners divide
+// every grid's h and w; a 64-bit division each cost more than the rest of a frame's plan.
+class MergeDivisor {
+ public:
+  explicit MergeDivisor(int32_t merge_size)
+      : merge_size_(merge_size),
+        shift_((merge_size & (merge_size - 1)) == 0 ? __builtin_ctz(merge_size) : -1) {}
+
+  int64_t Quotient(int64_t x) const { return shift_ >= 0 ? x >> shift_ : x / merge_size_; }
+  bool Divides(int64_t x) const {
+    return shift_ >= 0 ? (x & (merge_size_ - 1)) == 0 : x % merge_size_ == 0;
+  }
+
+ private:
+  int32_t merge_size_;
+  int32_t shift_;  // log2(merge_size) when a power of two, else -1
+};
+
 // Canonical family names (the rows' names, e.g. "qwen2_vl", "glm4v"; see FamilyNames()).
 absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name);
 absl::string_view ModelFamilyName(ModelFamily family);

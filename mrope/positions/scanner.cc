@@ -149,19 +149,18 @@ class RowScanner {
   }
 
   int64_t GridTokens(const Grid& g) const {
-    const int64_t m = config_.spatial_merge_size;
-    return g.t * (g.h / m) * (g.w / m);
+    return g.t * merge_.Quotient(g.h) * merge_.Quotient(g.w);
   }
 
   absl::Status CheckGrid(int64_t index, absl::string_view list, size_t at, const Grid& g) {
-    const int64_t m = config_.spatial_merge_size;
     if (g.t < 1 || g.h < 1 || g.w < 1) {
       return RowError(row_, index, list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
                       "] must be positive");
     }
-    if (g.h % m != 0 || g.w % m != 0) {
+    if (!merge_.Divides(g.h) || !merge_.Divides(g.w)) {
       return RowError(row_, index, list, "[", at, "] = [", g.t, ", ", g.h, ", ", g.w,
-                      "]: h and w must be divisible by spatial_merge_size ", m);
+                      "]: h and w must be divisible by spatial_merge_size ",
+                      config_.spatial_merge_size);
     }
     return absl::OkStatus();
   }
@@ -378,6 +377,7 @@ class RowScanner {
   const MediaInputs& media_;
   MediaCursor& cursor_;
   const int64_t row_;
+  const MergeDivisor merge_{config_.spatial_merge_size};
   const bool bracketed_videos_ =
       policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets;
   bool video_open_ = false;  // bracketed videos: between video_start and video_end

@@ -120,22 +120,25 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
   }
   if (!HasGrid(span.kind)) return absl::OkStatus();
   const Grid& g = span.grid;
-  const int64_t m = config.spatial_merge_size;
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"t", g.t}, {"h", g.h},
-                                    {"w", g.w}}) {
-    if (value < 1 || value > limits.max_grid_value) {
-      return SpanError(index, span,
-                       absl::StrCat("grid ", name, " must be in [1, max_grid_value = ",
-                                    limits.max_grid_value, "], got ", value));
-    }
-  }
-  if (g.h % m != 0 || g.w % m != 0) {
+  // One test for the three values (a loop over (name, value) pairs stored the pairs on the stack
+  // and read them back, for every media span of every plan); the name only on error.
+  const auto outside = [&](int64_t value) { return value < 1 || value > limits.max_grid_value; };
+  if (outside(g.t) || outside(g.h) || outside(g.w)) {
+    const auto [name, value] = outside(g.t)   ? std::make_pair("t", g.t)
+                               : outside(g.h) ? std::make_pair("h", g.h)
+                                              : std::make_pair("w", g.w);
     return SpanError(index, span,
-                     absl::StrCat("grid h and w must be divisible by spatial_merge_size ", m,
-                                  ", got h=", g.h, " w=", g.w));
+                     absl::StrCat("grid ", name, " must be in [1, max_grid_value = ",
+                                  limits.max_grid_value, "], got ", value));
+  }
+  const MergeDivisor merge(config.spatial_merge_size);
+  if (!merge.Divides(g.h) || !merge.Divides(g.w)) {
+    return SpanError(index, span,
+                     absl::StrCat("grid h and w must be divisible by spatial_merge_size ",
+                                  config.spatial_merge_size, ", got h=", g.h, " w=", g.w));
   }
   // Each factor is <= 2^16 by the check above, so the product cannot overflow.
-  const int64_t tokens = g.t * (g.h / m) * (g.w / m);
+  const int64_t tokens = g.t * merge.Quotient(g.h) * merge.Quotient(g.w);
   if (tokens > limits.max_grid_tokens) {
     return SpanError(index, span,
                      absl::StrCat("grid ", g.t, "x", g.h, "x", g.w, " makes ", tokens,
@@ -267,7 +270,7 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
         ValidateSpan(i, spans[i], i + 1 == spans.size(), config, policy, limits));
   }
 
-  const int64_t m = config.spatial_merge_size;
+  const MergeDivisor merge(config.spatial_merge_size);
   double next = 0;  // HF's st_idx: where the next piece starts
   double max_all = 0;
   int64_t token = 0;
@@ -290,7 +293,8 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
       const bool shared = pair && policy.audio_in_video_shares_markers;
       const int32_t start_extent = shared ? 1 : placed.start_markers;
       placed.media_base = AddPositions(fp, next, start_extent);
-      placed.merged_grid = {span.grid.t, span.grid.h / m, span.grid.w / m};
+      placed.merged_grid = {span.grid.t, merge.Quotient(span.grid.h),
+                            merge.Quotient(span.grid.w)};
       const int64_t video_tokens =
           HasGrid(span.kind) ? placed.merged_grid.t * placed.merged_grid.h * placed.merged_grid.w
                              : 0;
