@@ -73,14 +73,16 @@ struct ModelConfig {
   Convention convention = Convention::kHfTransformers;
 };
 
-// Division of grid values (h, w >= 0) by a spatial_merge_size in [1, 64]: a shift for the
-// power-of-two sizes of every released model, a division otherwise. Planners and scanners divide
-// every grid's h and w; a 64-bit division each cost more than the rest of a frame's plan.
+// Division of grid values (h, w >= 0) by a spatial_merge_size that ValidateModelConfig accepted
+// ([1, 64]): a shift for the power-of-two sizes of every released model, a division otherwise.
+// Planners and scanners divide every grid's h and w; four 64-bit divisions per frame cost about
+// a tenth of Qwen3-VL's plan.
 class MergeDivisor {
  public:
   explicit MergeDivisor(int32_t merge_size)
       : merge_size_(merge_size),
-        shift_((merge_size & (merge_size - 1)) == 0 ? __builtin_ctz(merge_size) : -1) {}
+        shift_(merge_size > 0 && (merge_size & (merge_size - 1)) == 0 ? __builtin_ctz(merge_size)
+                                                                      : -1) {}
 
   int64_t Quotient(int64_t x) const { return shift_ >= 0 ? x >> shift_ : x / merge_size_; }
   bool Divides(int64_t x) const {

@@ -120,16 +120,13 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
   }
   if (!HasGrid(span.kind)) return absl::OkStatus();
   const Grid& g = span.grid;
-  // One test for the three values (a loop over (name, value) pairs stored the pairs on the stack
-  // and read them back, for every media span of every plan); the name only on error.
-  const auto outside = [&](int64_t value) { return value < 1 || value > limits.max_grid_value; };
-  if (outside(g.t) || outside(g.h) || outside(g.w)) {
-    const auto [name, value] = outside(g.t)   ? std::make_pair("t", g.t)
-                               : outside(g.h) ? std::make_pair("h", g.h)
-                                              : std::make_pair("w", g.w);
-    return SpanError(index, span,
-                     absl::StrCat("grid ", name, " must be in [1, max_grid_value = ",
-                                  limits.max_grid_value, "], got ", value));
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"t", g.t}, {"h", g.h},
+                                    {"w", g.w}}) {
+    if (value < 1 || value > limits.max_grid_value) {
+      return SpanError(index, span,
+                       absl::StrCat("grid ", name, " must be in [1, max_grid_value = ",
+                                    limits.max_grid_value, "], got ", value));
+    }
   }
   const MergeDivisor merge(config.spatial_merge_size);
   if (!merge.Divides(g.h) || !merge.Divides(g.w)) {
