@@ -288,8 +288,8 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, A
   }
   out.resize(3 * b * steps);
   for (int64_t row = 0; row < b; ++row) {
+    const RowLayout& layout = plan.layouts[row];
     for (int64_t k = 0; k < steps; ++k) {
-      const RowLayout& layout = plan.layouts[row];
       const double cache_position = static_cast<double>(layout.decode_offset + k);
       const double v = AddPositions(plan.float_positions, cache_position, layout.decode_delta);
       if (v > static_cast<double>(std::numeric_limits<Out>::max())) {

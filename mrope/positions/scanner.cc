@@ -46,11 +46,13 @@ ABSL_ATTRIBUTE_NOINLINE ABSL_ATTRIBUTE_COLD absl::Status RowError(int64_t row, i
 class RowScanner {
  public:
   RowScanner(const ModelConfig& config, const PositionPolicy& policy, int64_t text_limit,
-             absl::Span<const int64_t> tokens, const MediaInputs& media, MediaCursor& cursor,
-             int64_t row, std::vector<Span>& spans)
+             const MergeDivisor& merge, absl::Span<const int64_t> tokens,
+             const MediaInputs& media, MediaCursor& cursor, int64_t row,
+             std::vector<Span>& spans)
       : config_(config),
         policy_(policy),
         text_limit_(text_limit),
+        merge_(merge),
         ids_(config.tokens),
         tokens_(tokens),
         media_(media),
@@ -173,13 +175,13 @@ class RowScanner {
     return list == nullptr || list->empty() ? 1.0f : (*list)[video];
   }
 
-  // <vision_start> at `i`: an image, a video (frame), or an audio-in-video block.
   // The block start marker as the family's config names it (vision_start, GLM's image_start);
   // for error messages only.
   absl::string_view StartName() const {
     return TokenName(config_.family, &SpecialTokens::vision_start);
   }
 
+  // <vision_start> at `i`: an image, a video (frame), or an audio-in-video block.
   absl::StatusOr<int64_t> ScanVisionBlock(int64_t i) {
     const int64_t n = tokens_.size();
     if (i + 1 >= n) {
@@ -372,12 +374,12 @@ class RowScanner {
   const ModelConfig& config_;
   const PositionPolicy& policy_;
   const int64_t text_limit_;
+  const MergeDivisor& merge_;
   const SpecialTokens& ids_;
   absl::Span<const int64_t> tokens_;
   const MediaInputs& media_;
   MediaCursor& cursor_;
   const int64_t row_;
-  const MergeDivisor merge_{config_.spatial_merge_size};
   const bool bracketed_videos_ =
       policy_.video_marking == VideoMarking::kImageTokensInVideoBrackets;
   bool video_open_ = false;  // bracketed videos: between video_start and video_end
@@ -436,7 +438,10 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
 }
 
 BatchScanner::BatchScanner(const ModelConfig& config, const MediaInputs& media)
-    : config_(config), media_(media), policy_(PolicyFor(config)) {
+    : config_(config),
+      media_(media),
+      policy_(PolicyFor(config)),
+      merge_(config.spatial_merge_size) {
   // The ids a row scan stops at are special tokens at the top of the vocabulary: every valid id
   // below the smallest one is plain text, so a text run is one range test per token
   // (BelowRunEnd also stops at an invalid id, which the scan then reports).
@@ -460,7 +465,8 @@ int64_t BatchScanner::MaxRowSpans(int64_t seq_len) const {
 
 absl::Status BatchScanner::ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor,
                                    int64_t row, std::vector<Span>& spans) const {
-  return RowScanner(config_, policy_, text_limit_, tokens, media_, cursor, row, spans).Scan();
+  return RowScanner(config_, policy_, text_limit_, merge_, tokens, media_, cursor, row, spans)
+      .Scan();
 }
 
 absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor) {

@@ -42,7 +42,8 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
                                  const PositionLimits& limits = {});
 
 // Scans the rows of a batch against its media lists. What every row's scan shares (the
-// config's policy, the smallest id a scan stops at) is derived once, not per row. `config` and
+// config's policy, the smallest id a scan stops at, the merge-size divisor) is derived once,
+// not per row. `config` and
 // `media` must outlive the scanner; `media` must have passed ValidateMediaInputs.
 class BatchScanner {
  public:
@@ -65,6 +66,7 @@ class BatchScanner {
   const ModelConfig& config_;
   const MediaInputs& media_;
   PositionPolicy policy_;
+  MergeDivisor merge_;
   // Every valid id below it is plain text (see the constructor).
   int64_t text_limit_ = 0;
   // Media blocks the lists describe (a block per frame where the policy says so).
