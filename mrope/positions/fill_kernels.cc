@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "mrope/positions/cpu_clones.h"
@@ -41,27 +42,27 @@ MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   if (i < n) block(n - kBlock);
 }
 
-// Tokens per block of the grid writers (rows of 16-22 tokens are common: blocks of 8 leave
-// little overlap).
+// Tokens per block of the periodic sweep, and of rows narrower than a 64-byte block of 4-byte
+// values (16 tokens; rows of 16-22 tokens are common, and 8-token blocks leave little overlap).
 constexpr int64_t kLanes = 8;
 
 // Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows, in
-// blocks of kLanes tokens (width >= kLanes): the last block of a row overlaps the one before, so
-// no row has a scalar tail.
-template <typename T, typename ValueAt>
+// blocks of kRowLanes tokens (width >= kRowLanes): the last block of a row overlaps the one
+// before, so no row has a scalar tail.
+template <int64_t kRowLanes, typename T, typename ValueAt>
 MROPE_CLONE_INLINE void GridRowsInBlocks(T* __restrict h, T* __restrict w, int64_t rows,
                                          int64_t width, int64_t first_row, ValueAt value_at) {
   // Columns in 32-bit lanes for 32-bit outputs (an int64 column narrowed lane by lane cost
   // more than the stores); widths are far below 2^31.
   using Column = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  const Column last = static_cast<Column>(width - kLanes);  // the last block's first column
+  const Column last = static_cast<Column>(width - kRowLanes);  // the last block's first column
   for (int64_t r = 0; r < rows; ++r) {
     const T row_value = value_at(first_row + r);
     T* __restrict h_row = h + r * width;
     T* __restrict w_row = w + r * width;
-    for (Column c = 0;; c += kLanes) {
+    for (Column c = 0;; c += kRowLanes) {
       c = std::min(c, last);
-      for (Column j = 0; j < kLanes; ++j) {
+      for (Column j = 0; j < kRowLanes; ++j) {
         h_row[c + j] = row_value;
         w_row[c + j] = value_at(c + j);
       }
@@ -150,14 +151,29 @@ MROPE_CLONE_INLINE void GridRowsPeriodic(T* __restrict h, T* __restrict w, int64
   }
 }
 
-// Row by row in blocks of 8 from width kPeriodicWidths on, as periodic sweeps below that.
+// Row by row from width kPeriodicWidths on, as periodic sweeps below that. Rows of 4-byte values
+// at least 16 wide take 64-byte blocks of 16 tokens: half the stores of 8-token blocks (int32
+// and float fills 8-21% faster on the large prompts).
 template <typename T, typename ValueAt>
 MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows, int64_t width,
                                  int64_t first_row, ValueAt value_at) {
+  constexpr int64_t kFullLanes = 64 / sizeof(T);  // 8 for int64: kLanes
+  if (width >= kFullLanes) {
+    return GridRowsInBlocks<kFullLanes>(h, w, rows, width, first_row, value_at);
+  }
   if (width >= kPeriodicWidths) {
-    return GridRowsInBlocks(h, w, rows, width, first_row, value_at);
+    return GridRowsInBlocks<kLanes>(h, w, rows, width, first_row, value_at);
   }
   GridRowsPeriodic(h, w, rows, width, first_row, value_at);
+}
+
+// Whether first + i fits int32 for every i in [0, n) (n >= 0). Float outputs then count in int32
+// lanes: int64 to float has no vector instruction below AVX-512DQ (GCC converts one value at a
+// time, with scalar stores), int32 to float has. The float is the same: both convert the same
+// integer, rounding once.
+MROPE_CLONE_INLINE bool CountsInInt32(int64_t first, int64_t n) {
+  return first >= std::numeric_limits<int32_t>::min() &&
+         first <= int64_t{std::numeric_limits<int32_t>::max()} - n + 1;
 }
 
 }  // namespace
@@ -181,11 +197,27 @@ MROPE_CPU_CLONES void FillCounting(int32_t* out, int64_t n, int32_t first) {
   });
 }
 MROPE_CPU_CLONES void FillCounting(float* out, int64_t n, int64_t first) {
+  if (CountsInInt32(first, n)) {
+    const int32_t first32 = static_cast<int32_t>(first);
+    Blocked(out, n, [first32](int64_t start, int64_t lane) {
+      return static_cast<float>((first32 + static_cast<int32_t>(start)) +
+                                static_cast<int32_t>(lane));
+    });
+    return;
+  }
   Blocked(out, n, [first](int64_t start, int64_t lane) {
     return static_cast<float>(first + start + lane);
   });
 }
 MROPE_CPU_CLONES void FillCountingFloat32(float* out, int64_t n, float base, int64_t offset) {
+  if (CountsInInt32(offset, n)) {
+    const int32_t offset32 = static_cast<int32_t>(offset);
+    Blocked(out, n, [base, offset32](int64_t start, int64_t lane) {
+      return base + static_cast<float>((offset32 + static_cast<int32_t>(start)) +
+                                       static_cast<int32_t>(lane));
+    });
+    return;
+  }
   Blocked(out, n, [base, offset](int64_t start, int64_t lane) {
     return base + static_cast<float>(offset + start + lane);
   });
@@ -202,6 +234,13 @@ MROPE_CPU_CLONES void FillGridRows(int32_t* h, int32_t* w, int64_t rows, int64_t
 }
 MROPE_CPU_CLONES void FillGridRows(float* h, float* w, int64_t rows, int64_t width,
                                    int64_t first_row, int64_t base) {
+  // Values base + x for x in [0, max(first_row + rows, width)): rows and columns.
+  if (first_row >= 0 && CountsInInt32(base, std::max(first_row + rows, width))) {
+    const int32_t base32 = static_cast<int32_t>(base);
+    GridRows(h, w, rows, width, first_row,
+             [base32](int32_t x) { return static_cast<float>(base32 + x); });
+    return;
+  }
   GridRows(h, w, rows, width, first_row,
            [base](int64_t x) { return static_cast<float>(base + x); });
 }

@@ -2,11 +2,14 @@
 // every start offset within a 64-byte line (the kernels store a first block, aligned blocks and
 // an overlapping last block; runs shorter than a block, two overlapping half blocks or single
 // values). FillGridRows against its definition: every width from 0 to 40 (the periodic sweep
-// of narrow frames below 10, rows in blocks of 8 with an overlapping last block from 10 on),
-// 0 to 20 rows, every output type. Buffers are exactly as long as the run, so
-// a store past it fails under ASan.
+// of narrow frames below 10, rows in blocks of 8 with an overlapping last block from 10 on, of
+// 16 from 16 on for 4-byte outputs), 0 to 20 rows, every output type. Float outputs of integer
+// values count in int32 lanes when every value fits int32, in int64 otherwise: runs on both
+// sides of that bound and across it. Buffers are exactly as long as the run, so a store past
+// it fails under ASan.
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -74,6 +77,23 @@ TEST(FillRuns, CountingIsFirstPlusIndex) {
                     [](int64_t i) { return 0.25f + static_cast<float>(1000 + i); });
 }
 
+// Float outputs count in int32 lanes only where every value fits: runs past INT32_MAX (some
+// lengths cross it), below INT32_MIN, and far outside take the int64 path, with the same
+// values.
+TEST(FillRuns, FloatCountingOnBothSidesOfTheInt32Range) {
+  const int64_t int32_max = std::numeric_limits<int32_t>::max();
+  const int64_t int32_min = std::numeric_limits<int32_t>::min();
+  for (const int64_t first : {int32_max - 35, int32_min - 20, int32_min, int64_t{-5},
+                              (int64_t{1} << 40) + 3}) {
+    SCOPED_TRACE(first);
+    ExpectRuns<float>([&](float* out, int64_t n) { FillCounting(out, n, first); },
+                      [&](int64_t i) { return static_cast<float>(first + i); });
+    ExpectRuns<float>(
+        [&](float* out, int64_t n) { FillCountingFloat32(out, n, 0.5f, first); },
+        [&](int64_t i) { return 0.5f + static_cast<float>(first + i); });
+  }
+}
+
 TEST(FillGridRows, Int64IsBasePlusRowAndBasePlusColumn) {
   const int64_t base = (int64_t{1} << 40) + 7;
   ExpectGridRows<int64_t>(
@@ -99,6 +119,19 @@ TEST(FillGridRows, FloatOfIntegerPositionsRoundsTheIntegerSumOnce) {
         FillGridRows(h, w, rows, width, first_row, base);
       },
       [&](int64_t x) { return static_cast<float>(base + x); });
+}
+
+TEST(FillGridRows, FloatOfIntegerPositionsOnBothSidesOfTheInt32Range) {
+  // Rows reach base + 140 (first row 3 * width, up to 20 rows, width up to 40).
+  for (const int64_t base : {int64_t{std::numeric_limits<int32_t>::max()} - 100,
+                             (int64_t{1} << 40) + 7}) {
+    SCOPED_TRACE(base);
+    ExpectGridRows<float>(
+        [&](float* h, float* w, int64_t rows, int64_t width, int64_t first_row) {
+          FillGridRows(h, w, rows, width, first_row, base);
+        },
+        [&](int64_t x) { return static_cast<float>(base + x); });
+  }
 }
 
 TEST(FillGridRowsFloat32, AddsInFloat32) {
