@@ -1,21 +1,25 @@
 // The position builder on the five large prompts of ../shared/perf (14-16k real tokens each,
 // golden case format), through the service, next to a memset of the same output bytes in the
 // same run: the ratio time(builder) / time(memset) is the figure to compare across machines.
+// A sixth prompt, the largest Qwen3-Omni golden case (tests/golden/qwen3_omni/case_035.json:
+// 10,895 tokens, two videos, float32 positions, half of them fractional), times the float path.
 //
 //   bazel run -c opt //benchmarks:large_prompts_benchmark -- --benchmark_repetitions=5
 //
 // The prompts are read from $MROPE_PERF_DIR, by default ../shared/perf next to the workspace;
 // without them only the plan-scaling benchmarks run. Every prompt's token-id positions (the
 // _vllm twins' included, which are not timed) are checked against its golden `outputs` first.
+// <type> below is the output type: int64, int32 and float for integer positions, float only for
+// the Qwen3-Omni prompt.
 //
-//   TokenIds/<prompt>/padded/int64   scan + validate + plan + fill of the padded batch
+//   TokenIds/<prompt>/padded/<type>  scan + validate + plan + fill of the padded batch
 //   Spans/<prompt>/<layout>/<type>   plan + fill from spans (what a runtime that knows where
 //                                    media sit calls)
 //   PlanFillReused/<prompt>/packed/<type>  plan + fill into a reused buffer (no allocation)
 //   FillReused/<prompt>/packed/<type>      the fill alone (planned once), into a reused buffer
 //   Plan/<prompt>                    the plan alone (spans in)
 //   Memset/<prompt>/<layout>/<type>  memset of the same output bytes
-//   ReadAndMemset/<prompt>/tokenpadded/int64  a read of the ids and mask + that memset
+//   ReadAndMemset/<prompt>/tokenpadded/<type>  a read of the ids and mask + that memset
 //   PlanScaling/<block>/<tokens>     the plan of one growing media block
 
 #include <algorithm>
@@ -27,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -63,15 +68,42 @@ std::string PerfDir() {
   return absl::StrCat(workspace != nullptr ? workspace : ".", "/../shared/perf");
 }
 
+// The golden case of tests/golden timed as the float-position prompt (bazel run finds it in the
+// runfiles, a direct run from the workspace root in the source tree).
+constexpr char kFloatPromptFile[] = "tests/golden/qwen3_omni/case_035.json";
+constexpr char kFloatPromptName[] = "qwen3_omni_videos";
+
+// The service's positions of `input` equal the golden `position_ids` of `doc` bit for bit.
+template <typename Out>
+absl::Status CheckGolden(const PositionService& service, const Prompt& input,
+                         const google::protobuf::Value& doc) {
+  MROPE_ASSIGN_OR_RETURN(const auto result, service.Compute<Out>(input, OutputOptions()));
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", ""));
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* golden,
+                         GetField(*outputs, "position_ids", "outputs"));
+  std::vector<Out> expected;
+  if constexpr (std::is_floating_point<Out>::value) {
+    MROPE_ASSIGN_OR_RETURN(expected, AsFloatArray(*golden, "outputs.position_ids"));
+  } else {
+    MROPE_ASSIGN_OR_RETURN(expected, AsInt64Array(*golden, "outputs.position_ids"));
+  }
+  if (result.position_ids.size() != expected.size() ||
+      std::memcmp(result.position_ids.data(), expected.data(), expected.size() * sizeof(Out)) !=
+          0) {
+    return absl::InternalError("positions differ from golden");
+  }
+  return absl::OkStatus();
+}
+
 // Reads one case and checks the token-id path against its golden positions.
-absl::StatusOr<LargePrompt> LoadPrompt(const std::filesystem::path& file) {
+absl::StatusOr<LargePrompt> LoadPrompt(const std::filesystem::path& file, std::string name) {
   MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(file.string()));
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value doc, ParseJson(text));
   MROPE_ASSIGN_OR_RETURN(ModelSpec model, ModelSpecFromCase(doc));
   model.rope.reset();  // positions only
   MROPE_ASSIGN_OR_RETURN(const PositionRequest request, PositionRequestFromJson(text));
   MROPE_ASSIGN_OR_RETURN(PositionService service, PositionService::Create(std::move(model)));
-  LargePrompt prompt{file.stem().string(), std::move(service)};
+  LargePrompt prompt{std::move(name), std::move(service)};
   MROPE_ASSIGN_OR_RETURN(prompt.token_ids, PromptFromProto(request));
   MROPE_ASSIGN_OR_RETURN(const BatchPlan plan, prompt.service.Plan(prompt.token_ids));
   for (const SequencePositions& row : plan.rows) {
@@ -82,16 +114,12 @@ absl::StatusOr<LargePrompt> LoadPrompt(const std::filesystem::path& file) {
   }
   prompt.padded_slots = plan.batch_size * plan.seq_len;
 
-  MROPE_ASSIGN_OR_RETURN(const auto result,
-                         prompt.service.Compute<int64_t>(prompt.token_ids, OutputOptions()));
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", ""));
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* golden,
-                         GetField(*outputs, "position_ids", "outputs"));
-  MROPE_ASSIGN_OR_RETURN(const std::vector<int64_t> expected,
-                         AsInt64Array(*golden, "outputs.position_ids"));
-  if (!std::equal(result.position_ids.begin(), result.position_ids.end(), expected.begin(),
-                  expected.end())) {
-    return absl::InternalError(absl::StrCat(file.string(), ": positions differ from golden"));
+  const absl::Status golden =
+      prompt.service.float_positions()
+          ? CheckGolden<float>(prompt.service, prompt.token_ids, doc)
+          : CheckGolden<int64_t>(prompt.service, prompt.token_ids, doc);
+  if (!golden.ok()) {
+    return absl::InternalError(absl::StrCat(file.string(), ": ", golden.message()));
   }
   return prompt;
 }
@@ -124,9 +152,10 @@ void Memset(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
 
 // The token path's memory floor: one read of the batch's ids and mask, by the scan's own kernel
 // (every id and mask value of these prompts is in range, so it reads to the end), and a memset
-// of the padded int64 output.
+// of the padded output.
+template <typename Out>
 void ReadAndMemset(benchmark::State& state, const LargePrompt& prompt) {
-  std::vector<int64_t> out(3 * prompt.padded_slots);
+  std::vector<Out> out(3 * prompt.padded_slots);
   const PromptBatch& batch = prompt.token_ids.batch;
   int value = 0;
   for (auto _ : state) {
@@ -136,7 +165,7 @@ void ReadAndMemset(benchmark::State& state, const LargePrompt& prompt) {
         mask_read != static_cast<int64_t>(batch.attention_mask.size())) {
       state.SkipWithError("the read stopped early");
     }
-    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(int64_t));
+    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(Out));
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -190,10 +219,16 @@ void Plan(benchmark::State& state, const LargePrompt& prompt) {
   }
 }
 
+// <what>/<prompt>/<layout>/<type>
+std::string BenchmarkName(const char* what, const LargePrompt& p, const char* layout,
+                          const char* type) {
+  return absl::StrCat(what, "/", p.name, "/", layout, "/", type);
+}
+
 template <typename Out>
 void RegisterOutputType(const LargePrompt& p, const char* type) {
   const auto name = [&](const char* what, const char* layout) {
-    return absl::StrCat(what, "/", p.name, "/", layout, "/", type);
+    return BenchmarkName(what, p, layout, type);
   };
   benchmark::RegisterBenchmark(name("Spans", "padded").c_str(), [&p](benchmark::State& s) {
     Compute<Out>(s, p, p.spans, OutputLayout::kPadded);
@@ -212,19 +247,31 @@ void RegisterOutputType(const LargePrompt& p, const char* type) {
                                [&p](benchmark::State& s) { FillReused<Out>(s, p); });
 }
 
+// The token path in the prompt's position type: padded output, its memset and its floor.
+template <typename Out>
+void RegisterTokenPath(const LargePrompt& p, const char* type) {
+  const auto name = [&](const char* what, const char* layout) {
+    return BenchmarkName(what, p, layout, type);
+  };
+  benchmark::RegisterBenchmark(name("TokenIds", "padded").c_str(), [&p](benchmark::State& s) {
+    Compute<Out>(s, p, p.token_ids, OutputLayout::kPadded);
+  });
+  benchmark::RegisterBenchmark(name("Memset", "tokenpadded").c_str(),
+                               [&p](benchmark::State& s) { Memset<Out>(s, p, p.padded_slots); });
+  benchmark::RegisterBenchmark(name("ReadAndMemset", "tokenpadded").c_str(),
+                               [&p](benchmark::State& s) { ReadAndMemset<Out>(s, p); });
+}
+
 void RegisterPrompt(const LargePrompt& p) {
-  benchmark::RegisterBenchmark(absl::StrCat("TokenIds/", p.name, "/padded/int64").c_str(),
-                               [&p](benchmark::State& s) {
-                                 Compute<int64_t>(s, p, p.token_ids, OutputLayout::kPadded);
-                               });
-  benchmark::RegisterBenchmark(absl::StrCat("Memset/", p.name, "/tokenpadded/int64").c_str(),
-                               [&p](benchmark::State& s) {
-                                 Memset<int64_t>(s, p, p.padded_slots);
-                               });
-  benchmark::RegisterBenchmark(absl::StrCat("ReadAndMemset/", p.name, "/tokenpadded/int64").c_str(),
-                               [&p](benchmark::State& s) { ReadAndMemset(s, p); });
-  RegisterOutputType<int64_t>(p, "int64");
-  RegisterOutputType<int32_t>(p, "int32");
+  if (p.service.float_positions()) {  // float32 positions: float output only
+    RegisterTokenPath<float>(p, "float");
+    RegisterOutputType<float>(p, "float");
+  } else {
+    RegisterTokenPath<int64_t>(p, "int64");
+    RegisterOutputType<int64_t>(p, "int64");
+    RegisterOutputType<int32_t>(p, "int32");
+    RegisterOutputType<float>(p, "float");
+  }
   benchmark::RegisterBenchmark(absl::StrCat("Plan/", p.name).c_str(),
                                [&p](benchmark::State& s) { Plan(s, p); });
 }
@@ -264,8 +311,17 @@ int main(int argc, char** argv) {
     }
     std::sort(files.begin(), files.end());
     prompts.reserve(files.size());
-    for (const auto& file : files) {
-      auto prompt = mrope::LoadPrompt(file);
+    std::vector<std::pair<std::filesystem::path, std::string>> named;
+    for (const auto& file : files) named.emplace_back(file, file.stem().string());
+    if (std::filesystem::exists(mrope::kFloatPromptFile)) {
+      named.emplace_back(mrope::kFloatPromptFile, mrope::kFloatPromptName);
+    } else {
+      std::cerr << "no " << mrope::kFloatPromptFile
+                << " (run from the workspace root): the float-position prompt is left out\n";
+    }
+    prompts.reserve(named.size());
+    for (const auto& [file, name] : named) {
+      auto prompt = mrope::LoadPrompt(file, name);
       if (!prompt.ok()) {
         std::cerr << prompt.status() << "\n";
         return 1;
