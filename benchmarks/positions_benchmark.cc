@@ -25,6 +25,7 @@ constexpr int64_t kVisionStart = 151652;
 constexpr int64_t kVisionEnd = 151653;
 constexpr int64_t kImage = 151655;
 constexpr int64_t kVideo = 151656;
+constexpr int64_t kPad = 151643;  // <|endoftext|>, what Qwen processors pad with
 
 ModelConfig Config() { return PresetConfig("qwen2_5_vl").value(); }
 
@@ -116,7 +117,7 @@ struct PaddedBatch {
     for (const auto& r : rows) batch.seq_len = std::max<int64_t>(batch.seq_len, r.size());
     for (const auto& r : rows) {
       const int64_t pad = batch.seq_len - r.size();
-      ids.insert(ids.end(), pad, 151643);
+      ids.insert(ids.end(), pad, kPad);
       ids.insert(ids.end(), r.begin(), r.end());
       mask.insert(mask.end(), pad, 0);
       mask.insert(mask.end(), r.size(), 1);

@@ -42,8 +42,8 @@ MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   if (i < n) block(n - kBlock);
 }
 
-// Tokens per block of the periodic sweep, and of rows narrower than a 64-byte block of 4-byte
-// values (16 tokens; rows of 16-22 tokens are common, and 8-token blocks leave little overlap).
+// Tokens per block of the periodic sweep, and of rows too narrow for a 64-byte block of their
+// values (4-byte values in rows 10-15 tokens wide).
 constexpr int64_t kLanes = 8;
 
 // Whole rows of a grid frame (see FillGridRows), both planes in one pass over the rows, in
