@@ -396,7 +396,8 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
                                  const PositionLimits& limits) {
   // Fuzzer finding (tests/regression/positions_regression_test.cc): grid values straight from a
   // request overflowed int64 in the scanner's t * (h / m) * (w / m). Bounding them here, before
-  // any row is scanned, keeps that product below 2^48; values below 1 are reported per block.
+  // any row is scanned, by max_grid_value (at most 2^20: ValidatePositionLimits) keeps that
+  // product below 2^60; values below 1 are reported per block.
   for (const auto& [name, grids] : {std::make_pair("image_grid_thw", &media.image_grid_thw),
                                     std::make_pair("video_grid_thw", &media.video_grid_thw)}) {
     for (size_t i = 0; i < grids->size(); ++i) {

@@ -134,7 +134,8 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
                      absl::StrCat("grid h and w must be divisible by spatial_merge_size ",
                                   config.spatial_merge_size, ", got h=", g.h, " w=", g.w));
   }
-  // Each factor is <= 2^16 by the check above, so the product cannot overflow.
+  // Each factor is <= max_grid_value <= 2^20 (ValidatePositionLimits), so the product is below
+  // 2^60.
   const int64_t tokens = g.t * merge.Quotient(g.h) * merge.Quotient(g.w);
   if (tokens > limits.max_grid_tokens) {
     return SpanError(index, span,
@@ -239,6 +240,7 @@ struct GridStream {
 absl::StatusOr<SequencePlanner> SequencePlanner::Create(const ModelConfig& config,
                                                         const PositionLimits& limits) {
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  MROPE_RETURN_IF_ERROR(ValidatePositionLimits(limits));
   return SequencePlanner(config, PolicyFor(config), limits);
 }
 
@@ -632,6 +634,7 @@ template absl::Status SequencePositions::Fill<float>(int64_t, int64_t,
 template <typename Out>
 absl::StatusOr<PackedPositions<Out>> PackSequences(absl::Span<const SequencePositions> sequences,
                                                    const PositionLimits& limits) {
+  MROPE_RETURN_IF_ERROR(ValidatePositionLimits(limits));
   PackedPositions<Out> packed;
   packed.cu_seqlens.reserve(sequences.size() + 1);
   packed.cu_seqlens.push_back(0);

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/limits.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/rope_params.h"
@@ -100,6 +101,7 @@ absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
 
 absl::StatusOr<PositionService> PositionService::Create(ModelSpec spec, PositionLimits limits) {
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(spec.positions));
+  MROPE_RETURN_IF_ERROR(ValidatePositionLimits(limits));
   if (spec.rope.has_value()) MROPE_RETURN_IF_ERROR(ValidateRopeParameters(*spec.rope));
   const bool float_positions = PolicyFor(spec.positions).float_positions;
   return PositionService(std::move(spec), limits, float_positions);

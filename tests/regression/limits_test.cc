@@ -1,11 +1,13 @@
 // PositionLimits (mrope/positions/limits.h): every limit is checked before the work it bounds
-// is allocated, and every refusal names the limit and the offending value.
+// is allocated, and every refusal names the limit and the offending value. The limits
+// themselves are refused beyond the ceilings where the arithmetic they bound stays exact.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/positions/batch.h"
@@ -128,6 +130,68 @@ TEST(LimitsTest, MaxDecodeSteps) {
               HasSubstr("decode steps must be in [0, max_decode_steps = 2], got 3"));
   EXPECT_TRUE(FillDecode(*plan, 2, decode).ok());
   EXPECT_EQ(decode, (std::vector<int64_t>{4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5}));
+}
+
+TEST(LimitsTest, EachLimitIsAcceptedUpToItsCeilingAndRefusedPastIt) {
+  struct Field {
+    int64_t PositionLimits::*limit;
+    const char* name;
+    int64_t min;
+    int64_t ceiling;
+  };
+  for (const Field& field : {
+           Field{&PositionLimits::max_tokens_per_row, "max_tokens_per_row", 1, kMaxTokensCeiling},
+           Field{&PositionLimits::max_batch_rows, "max_batch_rows", 1, kMaxBatchRowsCeiling},
+           Field{&PositionLimits::max_total_tokens, "max_total_tokens", 1, kMaxTokensCeiling},
+           Field{&PositionLimits::max_grid_value, "max_grid_value", 1, kMaxGridValueCeiling},
+           Field{&PositionLimits::max_grid_tokens, "max_grid_tokens", 1, kMaxTokensCeiling},
+           Field{&PositionLimits::max_position, "max_position", 1, kMaxPositionCeiling},
+           Field{&PositionLimits::max_decode_steps, "max_decode_steps", 0, kMaxTokensCeiling},
+       }) {
+    SCOPED_TRACE(field.name);
+    PositionLimits limits;
+    for (const int64_t ok : {field.min, field.ceiling}) {
+      limits.*field.limit = ok;
+      EXPECT_TRUE(ValidatePositionLimits(limits).ok()) << ok;
+    }
+    for (const int64_t bad : {field.min - 1, field.ceiling + 1}) {
+      limits.*field.limit = bad;
+      EXPECT_THAT(ValidatePositionLimits(limits).message(),
+                  HasSubstr(absl::StrCat("limits: ", field.name, " must be in [", field.min, ", ",
+                                         field.ceiling, "], got ", bad)));
+    }
+  }
+  EXPECT_TRUE(ValidatePositionLimits(PositionLimits()).ok());
+}
+
+TEST(LimitsTest, PlannersAndPackingRefuseLimitsPastTheirCeilings) {
+  PositionLimits limits;
+  limits.max_grid_value = kMaxGridValueCeiling + 1;
+  const std::string refused = absl::StrCat("limits: max_grid_value must be in [1, ",
+                                           kMaxGridValueCeiling, "], got ",
+                                           kMaxGridValueCeiling + 1);
+  EXPECT_THAT(CreateError({Span::Text(4)}, limits), HasSubstr(refused));
+  EXPECT_THAT(PlanError(TextBatch(1, 4), limits), HasSubstr(refused));
+  auto plan = PlanSequences(Preset("qwen2_vl"), {{Span::Text(4)}}, limits);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr(refused));
+  auto seq = SequencePositions::Create(Preset("qwen2_vl"), {Span::Text(4)});
+  ASSERT_TRUE(seq.ok());
+  const SequencePositions one[] = {*seq};
+  auto packed = PackSequences<int64_t>(one, limits);
+  ASSERT_FALSE(packed.ok());
+  EXPECT_THAT(packed.status().message(), HasSubstr(refused));
+}
+
+// At the ceiling, the largest grid's token count t * (h / 2) * (w / 2) = 2^58 is exact (it was
+// below 2^48 only because the default max_grid_value is 2^16).
+TEST(LimitsTest, GridProductAtTheCeilingIsExact) {
+  PositionLimits limits;
+  limits.max_grid_value = kMaxGridValueCeiling;
+  const int64_t g = kMaxGridValueCeiling;
+  EXPECT_THAT(CreateError({Span::Image({g, g, g})}, limits),
+              HasSubstr(absl::StrCat("grid ", g, "x", g, "x", g, " makes ", int64_t{1} << 58,
+                                     " tokens, over max_grid_tokens")));
 }
 
 }  // namespace

@@ -286,6 +286,19 @@ TEST(PositionServiceTest, GlmVideoAsSpansMatchesTheGoldenCase) {
             OutputValues(c.outputs, "decode_position_ids", &shape));
 }
 
+// Limits past their ceilings (ValidatePositionLimits) are refused when the service is made.
+TEST(PositionServiceTest, CreateRefusesLimitsPastTheirCeilings) {
+  auto spec = PresetModelSpec("qwen2_5_vl");
+  ASSERT_TRUE(spec.ok());
+  PositionLimits limits;
+  limits.max_position = kMaxPositionCeiling + 1;
+  auto service = PositionService::Create(*spec, limits);
+  ASSERT_FALSE(service.ok());
+  EXPECT_THAT(std::string(service.status().message()),
+              HasSubstr("limits: max_position must be in [1, 4503599627370496], got "
+                        "4503599627370497"));
+}
+
 // int32 output refuses values above INT32_MAX; int64 holds them.
 TEST(PositionServiceTest, Int32RefusesTooLargeValues) {
   auto spec = PresetModelSpec("qwen2_5_vl");
