@@ -172,8 +172,9 @@ MROPE_CLONE_INLINE void GridRows(T* __restrict h, T* __restrict w, int64_t rows,
 // time, with scalar stores), int32 to float has. The float is the same: both convert the same
 // integer, rounding once.
 MROPE_CLONE_INLINE bool CountsInInt32(int64_t first, int64_t n) {
-  return first >= std::numeric_limits<int32_t>::min() &&
-         first <= int64_t{std::numeric_limits<int32_t>::max()} - n + 1;
+  constexpr int64_t kMin = std::numeric_limits<int32_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  return first >= kMin && first <= kMax && n <= kMax - first + 1;
 }
 
 }  // namespace
