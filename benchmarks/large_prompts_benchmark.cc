@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -38,6 +37,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "benchmarks/memset_reference.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/common/json_reader.h"
@@ -141,12 +141,8 @@ void Compute(benchmark::State& state, const LargePrompt& prompt, const Prompt& i
 template <typename Out>
 void Memset(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
   std::vector<Out> out(3 * slots);
-  int value = 0;
-  for (auto _ : state) {
-    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(Out));
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
+  int round = 0;
+  for (auto _ : state) MemsetOnce(out, round);
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
 
@@ -157,7 +153,7 @@ template <typename Out>
 void ReadAndMemset(benchmark::State& state, const LargePrompt& prompt) {
   std::vector<Out> out(3 * prompt.padded_slots);
   const PromptBatch& batch = prompt.token_ids.batch;
-  int value = 0;
+  int round = 0;
   for (auto _ : state) {
     const int64_t ids_read = BelowRunEnd(batch.input_ids, 0, kMaxTokenId + 1);
     const int64_t mask_read = BelowRunEnd(batch.attention_mask, 0, 2);  // empty: all ones
@@ -165,9 +161,7 @@ void ReadAndMemset(benchmark::State& state, const LargePrompt& prompt) {
         mask_read != static_cast<int64_t>(batch.attention_mask.size())) {
       state.SkipWithError("the read stopped early");
     }
-    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(Out));
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
+    MemsetOnce(out, round);
   }
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
@@ -219,47 +213,43 @@ void Plan(benchmark::State& state, const LargePrompt& prompt) {
   }
 }
 
-// <what>/<prompt>/<layout>/<type>
-std::string BenchmarkName(const char* what, const LargePrompt& p, const char* layout,
-                          const char* type) {
-  return absl::StrCat(what, "/", p.name, "/", layout, "/", type);
+// Registers <what>/<prompt>/<layout>/<type>, timing run(state).
+template <typename Run>
+void RegisterFor(const LargePrompt& p, const char* what, const char* layout, const char* type,
+                 Run run) {
+  benchmark::RegisterBenchmark(absl::StrCat(what, "/", p.name, "/", layout, "/", type).c_str(),
+                               run);
 }
 
 template <typename Out>
 void RegisterOutputType(const LargePrompt& p, const char* type) {
-  const auto name = [&](const char* what, const char* layout) {
-    return BenchmarkName(what, p, layout, type);
-  };
-  benchmark::RegisterBenchmark(name("Spans", "padded").c_str(), [&p](benchmark::State& s) {
+  RegisterFor(p, "Spans", "padded", type, [&p](benchmark::State& s) {
     Compute<Out>(s, p, p.spans, OutputLayout::kPadded);
   });
-  benchmark::RegisterBenchmark(name("Memset", "padded").c_str(), [&p](benchmark::State& s) {
+  RegisterFor(p, "Memset", "padded", type, [&p](benchmark::State& s) {
     Memset<Out>(s, p, p.spans.sequences.size() == 1 ? p.real_tokens : p.padded_slots);
   });
-  benchmark::RegisterBenchmark(name("Spans", "packed").c_str(), [&p](benchmark::State& s) {
+  RegisterFor(p, "Spans", "packed", type, [&p](benchmark::State& s) {
     Compute<Out>(s, p, p.spans, OutputLayout::kPacked);
   });
-  benchmark::RegisterBenchmark(name("Memset", "packed").c_str(),
-                               [&p](benchmark::State& s) { Memset<Out>(s, p, p.real_tokens); });
-  benchmark::RegisterBenchmark(name("PlanFillReused", "packed").c_str(),
-                               [&p](benchmark::State& s) { PlanFillReused<Out>(s, p); });
-  benchmark::RegisterBenchmark(name("FillReused", "packed").c_str(),
-                               [&p](benchmark::State& s) { FillReused<Out>(s, p); });
+  RegisterFor(p, "Memset", "packed", type,
+              [&p](benchmark::State& s) { Memset<Out>(s, p, p.real_tokens); });
+  RegisterFor(p, "PlanFillReused", "packed", type,
+              [&p](benchmark::State& s) { PlanFillReused<Out>(s, p); });
+  RegisterFor(p, "FillReused", "packed", type,
+              [&p](benchmark::State& s) { FillReused<Out>(s, p); });
 }
 
 // The token path in the prompt's position type: padded output, its memset and its floor.
 template <typename Out>
 void RegisterTokenPath(const LargePrompt& p, const char* type) {
-  const auto name = [&](const char* what, const char* layout) {
-    return BenchmarkName(what, p, layout, type);
-  };
-  benchmark::RegisterBenchmark(name("TokenIds", "padded").c_str(), [&p](benchmark::State& s) {
+  RegisterFor(p, "TokenIds", "padded", type, [&p](benchmark::State& s) {
     Compute<Out>(s, p, p.token_ids, OutputLayout::kPadded);
   });
-  benchmark::RegisterBenchmark(name("Memset", "tokenpadded").c_str(),
-                               [&p](benchmark::State& s) { Memset<Out>(s, p, p.padded_slots); });
-  benchmark::RegisterBenchmark(name("ReadAndMemset", "tokenpadded").c_str(),
-                               [&p](benchmark::State& s) { ReadAndMemset<Out>(s, p); });
+  RegisterFor(p, "Memset", "tokenpadded", type,
+              [&p](benchmark::State& s) { Memset<Out>(s, p, p.padded_slots); });
+  RegisterFor(p, "ReadAndMemset", "tokenpadded", type,
+              [&p](benchmark::State& s) { ReadAndMemset<Out>(s, p); });
 }
 
 void RegisterPrompt(const LargePrompt& p) {

@@ -10,11 +10,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/memset_reference.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/sequence_positions.h"
 
@@ -152,12 +152,8 @@ void BuildFromTokenIds(benchmark::State& state, std::vector<std::vector<Span>> p
 void MemsetTokenPadded(benchmark::State& state, std::vector<std::vector<Span>> prompts) {
   const PaddedBatch padded(prompts);
   std::vector<int64_t> out(3 * padded.batch.batch_size * padded.batch.seq_len);
-  int value = 0;
-  for (auto _ : state) {
-    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(int64_t));
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
+  int round = 0;
+  for (auto _ : state) MemsetOnce(out, round);
   state.SetItemsProcessed(state.iterations() * padded.real_tokens);
 }
 
@@ -167,12 +163,8 @@ void MemsetOutput(benchmark::State& state, std::vector<std::vector<Span>> prompt
   int64_t total = 0;
   for (const auto& p : prompts) total += SequencePositions::Create(Config(), p)->num_tokens();
   std::vector<Out> out(3 * total);
-  int value = 0;
-  for (auto _ : state) {
-    std::memset(out.data(), ++value & 0x7f, out.size() * sizeof(Out));
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
+  int round = 0;
+  for (auto _ : state) MemsetOnce(out, round);
   state.SetItemsProcessed(state.iterations() * total);
   state.SetBytesProcessed(state.iterations() * total * 3 * sizeof(Out));
 }
