@@ -28,9 +28,12 @@ MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   if (n < kBlock) {
     // Short runs (text between frames, markers): two overlapping half blocks when they fit.
     if (n >= kHalf) {
-      for (int64_t start : {int64_t{0}, n - kHalf}) {
+      // (Not a loop over {0, n - kHalf}: GCC stored that list on the stack at every call.)
+      const auto half = [&](int64_t start) {
         for (int64_t lane = 0; lane < kHalf; ++lane) out[start + lane] = value_at(start, lane);
-      }
+      };
+      half(0);
+      half(n - kHalf);
       return;
     }
     for (int64_t i = 0; i < n; ++i) out[i] = value_at(i, 0);
@@ -39,7 +42,7 @@ MROPE_CLONE_INLINE void Blocked(T* out, int64_t n, ValueAt value_at) {
   block(0);
   int64_t i = (kBlock - reinterpret_cast<uintptr_t>(out) / sizeof(T) % kBlock) % kBlock;
   for (; i + kBlock <= n; i += kBlock) block(i);
-  if (i < n) block(n - kBlock);
+  if (std::max(i, kBlock) < n) block(n - kBlock);  // (covered so far: [0, max(i, kBlock)))
 }
 
 // Tokens per block of the periodic sweep, and of rows too narrow for a 64-byte block of their

@@ -70,7 +70,11 @@ struct PlacedSpan {
   double media_base = 0;      // media tokens take media_base + (time, row, col)
   double end_base = 0;        // first end marker
   double max_position = 0;    // over the span's tokens and axes
-  std::vector<InterleavedRun> runs;  // audio-in-video only: the token order
+  // Audio-in-video only: the token order, runs [first_run, end_run) of the sequence's runs()
+  // (kept there, so that a PlacedSpan owns no memory: a plan's spans are cleared and copied
+  // without a destructor call each).
+  int64_t first_run = 0;
+  int64_t end_run = 0;
 };
 
 class SequencePositions {
@@ -95,6 +99,8 @@ class SequencePositions {
   // float positions). delta = max_position + 1 - num_tokens.
   double delta() const { return delta_; }
   absl::Span<const PlacedSpan> spans() const { return spans_; }
+  // The audio-in-video blocks' runs, block after block (see PlacedSpan::first_run).
+  absl::Span<const InterleavedRun> runs() const { return runs_; }
 
   // Writes the positions of tokens [begin, end) into planes of end - begin entries each.
   // int32 output refuses values above INT32_MAX; integer outputs refuse fractional positions.
@@ -114,6 +120,7 @@ class SequencePositions {
   // Inline room for a typical batch row (text, a media block, text): a batch's rows then
   // allocate nothing.
   absl::InlinedVector<PlacedSpan, 4> spans_;
+  std::vector<InterleavedRun> runs_;
 };
 
 // Plans many sequences under one config (a batch's rows): the config is validated and its
