@@ -103,6 +103,12 @@ SequencePositions& AddRow(BatchPlan& plan) {
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
                                     const PositionLimits& limits) {
   MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
+  return PlanBatch(planner, batch);
+}
+
+absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const PromptBatch& batch) {
+  const ModelConfig& config = planner.config();
+  const PositionLimits& limits = planner.limits();
   MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
   MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media, limits));
@@ -184,12 +190,18 @@ absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch
 absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
                                         const std::vector<std::vector<Span>>& sequences,
                                         const PositionLimits& limits) {
+  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
+  return PlanSequences(planner, sequences);
+}
+
+absl::StatusOr<BatchPlan> PlanSequences(const SequencePlanner& planner,
+                                        const std::vector<std::vector<Span>>& sequences) {
+  const PositionLimits& limits = planner.limits();
   const int64_t b = sequences.size();
   if (b > limits.max_batch_rows) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sequences: ", b, " sequences exceed max_batch_rows = ", limits.max_batch_rows));
   }
-  MROPE_ASSIGN_OR_RETURN(const SequencePlanner planner, SequencePlanner::Create(config, limits));
   BatchPlan plan;
   plan.limits = limits;
   plan.batch_size = b;

@@ -65,6 +65,9 @@ struct BatchPlan {
 
 absl::StatusOr<BatchPlan> PlanBatch(const ModelConfig& config, const PromptBatch& batch,
                                     const PositionLimits& limits = {});
+// The same under a planner's config and limits, validated once for all the calls that share it
+// (a service's requests).
+absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const PromptBatch& batch);
 
 // One delta per row in the output type, e.g. PerRowDeltas<int64_t>(plan, &RowLayout::delta):
 // get_rope_index's [B] deltas. Integer types are only reached for integer positions (fills
@@ -83,6 +86,8 @@ std::vector<Out> PerRowDeltas(const BatchPlan& plan, double RowLayout::*delta) {
 absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
                                         const std::vector<std::vector<Span>>& sequences,
                                         const PositionLimits& limits = {});
+absl::StatusOr<BatchPlan> PlanSequences(const SequencePlanner& planner,
+                                        const std::vector<std::vector<Span>>& sequences);
 
 // Resizes `out` to 3 * B * L and writes positions [3][B][L] (planar: axis, then row, then
 // column) into it. `out` is a std::vector<Out> or a PositionBuffer<Out> (which skips the

@@ -136,6 +136,9 @@ class SequencePlanner {
 
   // The config's policy (PolicyFor), derived once.
   const PositionPolicy& policy() const { return policy_; }
+  // What Create validated.
+  const ModelConfig& config() const { return config_; }
+  const PositionLimits& limits() const { return limits_; }
 
  private:
   SequencePlanner(const ModelConfig& config, const PositionPolicy& policy,

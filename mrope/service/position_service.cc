@@ -100,11 +100,9 @@ absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
 }  // namespace
 
 absl::StatusOr<PositionService> PositionService::Create(ModelSpec spec, PositionLimits limits) {
-  MROPE_RETURN_IF_ERROR(ValidateModelConfig(spec.positions));
-  MROPE_RETURN_IF_ERROR(ValidatePositionLimits(limits));
+  MROPE_ASSIGN_OR_RETURN(SequencePlanner planner, SequencePlanner::Create(spec.positions, limits));
   if (spec.rope.has_value()) MROPE_RETURN_IF_ERROR(ValidateRopeParameters(*spec.rope));
-  const bool float_positions = PolicyFor(spec.positions).float_positions;
-  return PositionService(std::move(spec), limits, float_positions);
+  return PositionService(std::move(spec), std::move(planner));
 }
 
 absl::StatusOr<BatchPlan> PositionService::Plan(const Prompt& prompt) const {
@@ -115,8 +113,8 @@ absl::StatusOr<BatchPlan> PositionService::Plan(const Prompt& prompt) const {
         absl::StrCat("a prompt needs either a batch of token ids or explicit sequences, got ",
                      has_batch ? "both" : "neither"));
   }
-  if (has_batch) return PlanBatch(spec_.positions, prompt.batch, limits_);
-  return PlanSequences(spec_.positions, prompt.sequences, limits_);
+  if (has_batch) return PlanBatch(planner_, prompt.batch);
+  return PlanSequences(planner_, prompt.sequences);
 }
 
 template <typename Out>
@@ -129,7 +127,7 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   PositionResult<Out> result;
   const int64_t b = plan.batch_size;
   if (options.window.has_value()) {
-    MROPE_RETURN_IF_ERROR(FillWindow(plan, *options.window, limits_, result.position_ids));
+    MROPE_RETURN_IF_ERROR(FillWindow(plan, *options.window, limits(), result.position_ids));
     const int64_t w = options.window->end - options.window->begin;
     if (options.layout == OutputLayout::kPacked) {
       result.shape = {3, b * w};
@@ -138,7 +136,7 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
       result.shape = {3, b, w};
     }
   } else if (options.layout == OutputLayout::kPacked) {
-    MROPE_ASSIGN_OR_RETURN(PackedPositions<Out> packed, PackSequences<Out>(plan.rows, limits_));
+    MROPE_ASSIGN_OR_RETURN(PackedPositions<Out> packed, PackSequences<Out>(plan.rows, limits()));
     result.shape = {3, packed.total_tokens};
     result.position_ids = std::move(packed.positions);
     result.cu_seqlens = std::move(packed.cu_seqlens);
@@ -171,7 +169,7 @@ absl::StatusOr<PositionResponse> PositionService::Handle(const PositionRequest& 
   MROPE_ASSIGN_OR_RETURN(const OutputOptions options, OutputOptionsFromProto(request.options()));
   PositionOptions::OutputType type = request.options().output_type();
   if (type == PositionOptions::AUTO) {
-    type = float_positions_ ? PositionOptions::FLOAT32 : PositionOptions::INT64;
+    type = float_positions() ? PositionOptions::FLOAT32 : PositionOptions::INT64;
   }
   switch (type) {
     case PositionOptions::INT64: {

@@ -23,6 +23,7 @@
 #include "mrope/positions/batch.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/position_buffer.h"
+#include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
 #include "mrope/service/model_spec.h"
 #include "proto/mrope.pb.h"
@@ -94,9 +95,9 @@ class PositionService {
   static absl::StatusOr<PositionService> Create(ModelSpec spec, PositionLimits limits = {});
 
   const ModelSpec& spec() const { return spec_; }
-  const PositionLimits& limits() const { return limits_; }
+  const PositionLimits& limits() const { return planner_.limits(); }
   // True for Qwen3-Omni: positions are float32 values (request float output).
-  bool float_positions() const { return float_positions_; }
+  bool float_positions() const { return planner_.policy().float_positions; }
 
   // Plans the prompt's positions; Fill then writes any window of them. A runtime doing chunked
   // prefill plans once and fills each chunk. Plan's cost is O(spans + audio-in-video frames and
@@ -116,12 +117,12 @@ class PositionService {
   absl::StatusOr<PositionResponse> Handle(const PositionRequest& request) const;
 
  private:
-  PositionService(ModelSpec spec, PositionLimits limits, bool float_positions)
-      : spec_(std::move(spec)), limits_(limits), float_positions_(float_positions) {}
+  PositionService(ModelSpec spec, SequencePlanner planner)
+      : spec_(std::move(spec)), planner_(std::move(planner)) {}
 
   ModelSpec spec_;
-  PositionLimits limits_;
-  bool float_positions_;
+  // The positions config and limits, validated and their policy derived once for every request.
+  SequencePlanner planner_;
 };
 
 extern template absl::StatusOr<PositionResult<int64_t>> PositionService::Fill<int64_t>(
