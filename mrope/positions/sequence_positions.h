@@ -117,9 +117,10 @@ class SequencePositions {
   int64_t num_tokens_ = 0;
   double max_position_ = 0;
   double delta_ = 0;
-  // Inline room for a typical batch row (text, a media block, text): a batch's rows then
-  // allocate nothing.
-  absl::InlinedVector<PlacedSpan, 4> spans_;
+  // Inline room for a typical batch row (text, a media block, text): such rows allocate
+  // nothing. No more: each slot makes every row of a batch plan 168 bytes larger, and the rows
+  // are one allocation (room for 4 made the 64-row batch's plan 5% slower).
+  absl::InlinedVector<PlacedSpan, 3> spans_;
   std::vector<InterleavedRun> runs_;
 };
 
