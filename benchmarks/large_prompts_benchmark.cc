@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -300,7 +301,6 @@ int main(int argc, char** argv) {
       if (entry.path().extension() == ".json") files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
-    prompts.reserve(files.size());
     std::vector<std::pair<std::filesystem::path, std::string>> named;
     for (const auto& file : files) named.emplace_back(file, file.stem().string());
     if (std::filesystem::exists(mrope::kFloatPromptFile)) {
