@@ -116,6 +116,26 @@ float EventTimer::StopMs(GpuStream stream) {
   return ms;
 }
 
+CapturedGraph::CapturedGraph(GpuStream stream, const std::function<void(GpuStream)>& enqueue) {
+  Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  enqueue(stream);
+  cudaGraph_t graph = nullptr;
+  Check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  graph_ = graph;
+  cudaGraphExec_t exec = nullptr;
+  Check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  exec_ = exec;
+}
+
+CapturedGraph::~CapturedGraph() {
+  Check(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_)), "cudaGraphExecDestroy");
+  Check(cudaGraphDestroy(static_cast<cudaGraph_t>(graph_)), "cudaGraphDestroy");
+}
+
+void CapturedGraph::Launch(GpuStream stream) {
+  Check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), stream), "cudaGraphLaunch");
+}
+
 std::string CaptureAndReplay(const std::function<void(GpuStream)>& enqueue, int replays) {
   Stream stream;
   cudaError_t error = cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal);

@@ -90,6 +90,22 @@ class EventTimer {
   void* stop_ = nullptr;
 };
 
+// A CUDA graph captured from `enqueue(stream)` on `stream` and instantiated; Launch replays it.
+// For the benchmark's graph rows (GPU builds only: the host harness does not provide it).
+class CapturedGraph {
+ public:
+  CapturedGraph(GpuStream stream, const std::function<void(GpuStream)>& enqueue);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  void Launch(GpuStream stream);
+
+ private:
+  void* graph_ = nullptr;  // cudaGraph_t
+  void* exec_ = nullptr;   // cudaGraphExec_t
+};
+
 // Captures `enqueue(stream)` into a CUDA graph on a fresh stream, instantiates it, launches it
 // `replays` times and waits. Returns "" on success, else what failed.
 std::string CaptureAndReplay(const std::function<void(GpuStream)>& enqueue, int replays);

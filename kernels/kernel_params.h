@@ -17,6 +17,11 @@ namespace kernel_internal {
 // Block shape limits shared by the planner and the kernel.
 inline constexpr int kMaxBlockThreads = 256;
 inline constexpr int kMaxTokensPerBlock = 16;
+// Heads (passes) whose loads a thread issues before the block's barriers, when one block covers
+// every head of its tokens (T >= kSplitHeadsBelowTokens): the bytes in flight that hide HBM
+// latency come from these. The planner then gives a block at least this many passes when there
+// are that many heads. Small batches run one pass per block, with one load in flight.
+inline constexpr int kPassesInFlight = 4;
 // cos/sin slots in shared memory: tokens_per_block * (rotary_dim / 2) <= kSharedPairs.
 inline constexpr int kSharedPairs = 512;
 
@@ -57,8 +62,10 @@ struct KernelParams {
 
   float attention_scaling = 1.0f;
   SinCosMath sincos_math = SinCosMath::kDouble;
-  float inv_freq[kMaxRotaryPairs] = {};
-  AxisMap axis_map;
+  alignas(16) float inv_freq[kMaxRotaryPairs] = {};  // read 4 at a time
+  // AxisMap::axis packed four pairs to a word (pair 4w + i in bits [8i, 8i + 8) of word w), so
+  // that the kernel copies them a word at a time.
+  uint32_t pair_axes[kMaxRotaryPairs / 4] = {};
   int* error_flag = nullptr;
 };
 
@@ -75,6 +82,9 @@ struct LaunchPlan {
   // 64, 128 or 256 when a kernel specialised for that rotary_dim is used (vector path only);
   // 0 for the generic kernel.
   int specialized_rotary_dim = 0;
+  // Heads whose loads a thread issues before the barriers: 1, or kPassesInFlight for the vector
+  // path when one block covers every head of its tokens.
+  int passes_in_flight = 1;
   // block = (units per head, heads per pass, tokens per block); grid = (token groups, chunks).
   uint32_t block_x = 1;
   uint32_t block_y = 1;

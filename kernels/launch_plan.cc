@@ -60,7 +60,9 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   }
 
   const int num_pairs = spec.rotary_dim / 2;
-  p.axis_map = spec.axis_map;
+  for (int pair = 0; pair < num_pairs; ++pair) {
+    p.pair_axes[pair / 4] |= uint32_t{spec.axis_map.axis[pair]} << (8 * (pair % 4));
+  }
   if (args.table.cos != nullptr) {
     p.cos_table = args.table.cos;
     p.sin_table = args.table.sin;
@@ -84,38 +86,53 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
     plan.specialized_rotary_dim = spec.rotary_dim;
   }
 
-  // Block: `units` threads per head x `rows` heads per pass x `tokens` tokens. Passes are
-  // balanced (rows = ceil(heads / passes)) so the last one is not mostly idle.
+  // Block: `units` threads per head x `rows` heads per pass x `tokens` tokens per block.
   const int64_t heads = int64_t{p.num_q_heads} + p.num_k_heads;
   const int64_t max_rows = std::max(1, kMaxBlockThreads / units);
-  const int64_t passes = CeilDiv(heads, max_rows);
-  const int64_t rows = CeilDiv(heads, passes);
-  const int64_t tokens =
-      std::max<int64_t>(1, std::min<int64_t>({kMaxBlockThreads / (units * rows),
-                                              kSharedPairs / num_pairs, kMaxTokensPerBlock}));
-  // Small batches: one pass of heads per block, in as many chunks (blockIdx.y) as it takes to
-  // reach kTargetBlocks, each block keeping at least one warp.
+  const int64_t min_passes = CeilDiv(heads, max_rows);
+  const auto tokens_per_block = [&](int64_t rows) {
+    return std::max<int64_t>(1, std::min<int64_t>({kMaxBlockThreads / (units * rows),
+                                                   kSharedPairs / num_pairs, kMaxTokensPerBlock}));
+  };
   constexpr int64_t kMaxGridY = 65535;
   constexpr int64_t kWarpSize = 32;
+  int64_t rows = 0;
+  int64_t tokens = 0;
   int64_t chunks = 1;
   int64_t heads_per_chunk = heads;
-  int64_t rows_per_pass = rows;
-  if (p.num_tokens < kSplitHeadsBelowTokens) {
+  if (p.num_tokens >= kSplitHeadsBelowTokens) {
+    // One block covers every head of its tokens, in at least kPassesInFlight passes when there
+    // are that many heads, balanced (rows = ceil(heads / passes)) so the last one is not mostly
+    // idle.
+    const int64_t passes = std::max(min_passes, std::min<int64_t>(kPassesInFlight, heads));
+    rows = CeilDiv(heads, passes);
+    tokens = tokens_per_block(rows);
+    plan.passes_in_flight = plan.vectorized ? kPassesInFlight : 1;
+  } else {
+    // Small batches: one pass of heads per block, in as many chunks (blockIdx.y) as it takes to
+    // reach kTargetBlocks. Each block keeps at least one warp, and a thread for each cos/sin
+    // slot of its tokens: a decode launch is a chain of latencies, and a second round of
+    // cos/sin would lengthen it.
+    rows = CeilDiv(heads, min_passes);
+    tokens = tokens_per_block(rows);
     const int64_t token_groups = CeilDiv(p.num_tokens, tokens);
-    const int64_t min_rows = std::min(heads, CeilDiv(kWarpSize, units));
+    const int64_t min_threads = std::min<int64_t>(kMaxBlockThreads,
+                                                  std::max<int64_t>(kWarpSize, tokens * num_pairs));
+    const int64_t min_rows = std::min({heads, rows, CeilDiv(min_threads, units * tokens)});
     const int64_t wanted =
-        std::max(passes, CeilDiv(kTargetBlocks, std::max<int64_t>(1, token_groups)));
+        std::max(min_passes, CeilDiv(kTargetBlocks, std::max<int64_t>(1, token_groups)));
     heads_per_chunk = CeilDiv(heads, std::min(wanted, CeilDiv(heads, min_rows)));
     chunks = CeilDiv(heads, heads_per_chunk);
     if (chunks > kMaxGridY) {
       chunks = 1;
       heads_per_chunk = heads;
     } else {
-      rows_per_pass = heads_per_chunk;
+      rows = heads_per_chunk;
     }
+    plan.passes_in_flight = 1;
   }
   plan.block_x = static_cast<uint32_t>(units);
-  plan.block_y = static_cast<uint32_t>(rows_per_pass);
+  plan.block_y = static_cast<uint32_t>(rows);
   plan.block_z = static_cast<uint32_t>(tokens);
   plan.grid_y = static_cast<uint32_t>(chunks);
   p.heads_per_chunk = static_cast<int32_t>(heads_per_chunk);

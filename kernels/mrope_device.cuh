@@ -50,30 +50,43 @@ struct Element<__half> {
 };
 
 // kVec consecutive elements in registers: a whole 16-byte access (vector path) or a single
-// element (scalar path). Packing through explicit 32-bit words keeps the compiler on one
-// 128-bit load and one 128-bit store.
+// element (scalar path). The vector path keeps the four 32-bit words of its 128-bit load and
+// unpacks an element only where it is rotated, so a thread can hold the loads of several heads
+// in flight in 8 registers per unit (one register per 16-bit element would double that).
 template <typename T, int kVec>
 struct Vec {
   static_assert(kVec == 1 || sizeof(T) * kVec == 16, "an access is one element or 16 bytes");
-  typename Element<T>::Bits b[kVec];
+  using Bits = typename Element<T>::Bits;
+  static constexpr int kWords = kVec == 1 ? 1 : 4;
+  static constexpr int kPerWord = kVec == 1 ? 1 : 4 / sizeof(T);
+
+  __device__ __forceinline__ Bits Get(int i) const {
+    if constexpr (kPerWord == 1) return static_cast<Bits>(w[i]);
+    return static_cast<Bits>(w[i / kPerWord] >> (16 * (i % kPerWord)));
+  }
+  __device__ __forceinline__ void Set(int i, Bits bits) {
+    if constexpr (kPerWord == 1) {
+      w[i] = bits;
+    } else {
+      const int shift = 16 * (i % kPerWord);
+      w[i / kPerWord] = (w[i / kPerWord] & ~(0xFFFFu << shift)) | (uint32_t{bits} << shift);
+    }
+  }
+
+  uint32_t w[kWords];
 };
 
 template <typename T, int kVec>
 __device__ __forceinline__ Vec<T, kVec> LoadVec(const T* p) {
   Vec<T, kVec> v;
   if constexpr (kVec == 1) {
-    v.b[0] = *reinterpret_cast<const typename Element<T>::Bits*>(p);
+    v.w[0] = *reinterpret_cast<const typename Element<T>::Bits*>(p);
   } else {
     const uint4 w = *reinterpret_cast<const uint4*>(p);
-    const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      if constexpr (sizeof(T) == 4) {
-        v.b[i] = words[i];
-      } else {
-        v.b[i] = static_cast<uint16_t>(words[i / 2] >> (16 * (i % 2)));
-      }
-    }
+    v.w[0] = w.x;
+    v.w[1] = w.y;
+    v.w[2] = w.z;
+    v.w[3] = w.w;
   }
   return v;
 }
@@ -81,19 +94,10 @@ __device__ __forceinline__ Vec<T, kVec> LoadVec(const T* p) {
 template <typename T, int kVec>
 __device__ __forceinline__ void StoreVec(T* p, const Vec<T, kVec>& v) {
   if constexpr (kVec == 1) {
-    *reinterpret_cast<typename Element<T>::Bits*>(p) = v.b[0];
+    *reinterpret_cast<typename Element<T>::Bits*>(p) = v.Get(0);
   } else {
-    uint32_t words[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      if constexpr (sizeof(T) == 4) {
-        words[k] = v.b[k];
-      } else {
-        words[k] = uint32_t{v.b[2 * k]} | (uint32_t{v.b[2 * k + 1]} << 16);
-      }
-    }
     // __stwb: an ordinary write-back store, spelled so that it stays one 128-bit st.global.
-    __stwb(reinterpret_cast<uint4*>(p), make_uint4(words[0], words[1], words[2], words[3]));
+    __stwb(reinterpret_cast<uint4*>(p), make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]));
   }
 }
 
@@ -159,12 +163,14 @@ __device__ __forceinline__ void LoadShared(const float* s, float (&out)[kN]) {
   }
 }
 
-template <typename T, typename Bits>
-__device__ __forceinline__ void RotateElements(Bits& x1, Bits& x2, float cos, float sin) {
-  const RotatedPair r =
-      RotatePair(Element<T>::ToFloat(x1), Element<T>::ToFloat(x2), CosSin{cos, sin});
-  x1 = Element<T>::FromFloat(r.first);
-  x2 = Element<T>::FromFloat(r.second);
+// Rotates the pair (element i of a, element j of b).
+template <typename T, int kVec>
+__device__ __forceinline__ void RotateElements(Vec<T, kVec>& a, int i, Vec<T, kVec>& b, int j,
+                                               float cos, float sin) {
+  const RotatedPair r = RotatePair(Element<T>::ToFloat(a.Get(i)), Element<T>::ToFloat(b.Get(j)),
+                                   CosSin{cos, sin});
+  a.Set(i, Element<T>::FromFloat(r.first));
+  b.Set(j, Element<T>::FromFloat(r.second));
 }
 
 // Rotates unit `unit` in registers; cos/sin point at this token's num_pairs values.
@@ -177,7 +183,7 @@ __device__ __forceinline__ void RotateUnit(Unit<T, kVec>& x, int unit, int num_p
     LoadShared(cos + unit * kVec, c);
     LoadShared(sin + unit * kVec, s);
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) RotateElements<T>(x.first.b[i], x.second.b[i], c[i], s[i]);
+    for (int i = 0; i < kVec; ++i) RotateElements(x.first, i, x.second, i, c[i], s[i]);
   } else {
     constexpr int kPairs = kVec / 2;  // per access
     float c[kPairs];
@@ -186,13 +192,13 @@ __device__ __forceinline__ void RotateUnit(Unit<T, kVec>& x, int unit, int num_p
     LoadShared(sin + unit * kPairs, s);
 #pragma unroll
     for (int i = 0; i < kPairs; ++i) {
-      RotateElements<T>(x.first.b[2 * i], x.first.b[2 * i + 1], c[i], s[i]);
+      RotateElements(x.first, 2 * i, x.first, 2 * i + 1, c[i], s[i]);
     }
     LoadShared(cos + num_pairs / 2 + unit * kPairs, c);
     LoadShared(sin + num_pairs / 2 + unit * kPairs, s);
 #pragma unroll
     for (int i = 0; i < kPairs; ++i) {
-      RotateElements<T>(x.second.b[2 * i], x.second.b[2 * i + 1], c[i], s[i]);
+      RotateElements(x.second, 2 * i, x.second, 2 * i + 1, c[i], s[i]);
     }
   }
 }
@@ -207,36 +213,39 @@ __device__ __forceinline__ T* HeadPointer(const KernelParams& p, int64_t token, 
          int64_t{head - p.num_q_heads} * p.k_head_stride;
 }
 
-// Position of `token` (< num_tokens) on `axis`. Returns false, after setting the error bit,
-// when the token must be skipped: sequence id out of range, or position outside
-// [0, position_limit).
+// Position of `token` (< num_tokens) on `axis`, as stored or (sequence delta) computed, not yet
+// range-checked (PositionInRange). Returns false, after setting the error bit, when the
+// sequence id is out of range.
 __device__ __forceinline__ bool LoadPosition(const KernelParams& p, int64_t token, int axis,
                                              int64_t* position) {
-  int64_t pos = 0;
   switch (p.position_source) {
     case PositionSource::kPlanarInt32:
-      pos = static_cast<const int32_t*>(p.positions)[axis * p.axis_stride + token];
-      break;
+      *position = static_cast<const int32_t*>(p.positions)[axis * p.axis_stride + token];
+      return true;
     case PositionSource::kPlanarInt64:
-      pos = static_cast<const int64_t*>(p.positions)[axis * p.axis_stride + token];
-      break;
+      *position = static_cast<const int64_t*>(p.positions)[axis * p.axis_stride + token];
+      return true;
     case PositionSource::kSequenceDelta: {
       const int64_t seq = p.seq_id != nullptr ? int64_t{p.seq_id[token]} : token;
       if (seq < 0 || seq >= p.num_seqs) {
         atomicOr(p.error_flag, kMropeErrorSequenceOutOfRange);
         return false;
       }
-      // Wrapping add (no signed overflow); an absurd sum fails the range check below.
-      pos = static_cast<int64_t>(static_cast<uint64_t>(p.token_index[token]) +
-                                 static_cast<uint64_t>(p.seq_delta[seq]));
-      break;
+      // Wrapping add (no signed overflow); an absurd sum fails PositionInRange.
+      *position = static_cast<int64_t>(static_cast<uint64_t>(p.token_index[token]) +
+                                       static_cast<uint64_t>(p.seq_delta[seq]));
+      return true;
     }
   }
-  if (pos < 0 || pos >= p.position_limit) {
+  return false;
+}
+
+// True if `position` lies in [0, position_limit); otherwise sets the error bit.
+__device__ __forceinline__ bool PositionInRange(const KernelParams& p, int64_t position) {
+  if (position < 0 || position >= p.position_limit) {
     atomicOr(p.error_flag, kMropeErrorPositionOutOfRange);
     return false;
   }
-  *position = pos;
   return true;
 }
 

@@ -1,13 +1,16 @@
 // The M-RoPE CUDA kernel and its dispatch (see kernels/mrope_kernel.h for the contract).
 //
 // Block = (units per head) x (heads per pass) x (tokens per block); blockIdx.x picks a group of
-// tokens, blockIdx.y a chunk of the q+k heads (more than one chunk only for small T). Once per
-// block, the per-pair inv_freq and axis are staged in shared memory (indexing the by-value
-// parameters with a per-thread index would serialise the reads). Per token group:
-//   1. every thread issues the loads of its first (token, head) unit;
-//   2. phase A: positions of each token and axis into shared memory (+ device error checks);
-//   3. phase B: cos/sin of each (token, pair) into shared memory, once per token and pair;
+// tokens, blockIdx.y a chunk of the q+k heads (more than one chunk only for small T). A thread
+// covers one unit of its token in every blockDim.y-th head. Per token group:
+//   1. every thread issues the loads of its units in its first kPasses heads;
+//   2. positions of each token and axis into shared memory (+ device error checks); the first
+//      group also stages the per-pair inv_freq and axes in shared memory (StagePairParameters);
+//   3. cos/sin of each (token, pair) into shared memory, once per token and pair;
 //   4. every thread rotates its unit of each head it covers and stores it back.
+// Measured on an H100 (kernels/BENCHMARKS.md): prefill is bound by the bytes in flight (hence
+// kPassesInFlight), decode by the latency of this chain (hence the overlaps in step 2 and a
+// thread per cos/sin slot in the planner).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -24,10 +27,11 @@ namespace mrope {
 namespace kernel_internal {
 namespace {
 
-// Caps registers at 48 per thread (65536 / (5 * 256), rounded down to the allocation unit)
-// without spilling, so at least 5 full blocks (1280 threads) share an SM: enough 16-byte
-// loads in flight to cover HBM latency.
-constexpr int kMinBlocksPerSm = 5;
+// Blocks of 256 threads that must fit on an SM together, which caps the registers per thread
+// (65536 / (blocks * 256), rounded down to the allocation unit) without spilling: 48 with one
+// load in flight per thread, 80 with kPassesInFlight (the no-spill minimum on sm_90).
+template <int kPasses>
+constexpr int kMinBlocksPerSm = kPasses == 1 ? 5 : 3;
 
 // The shared memory of one block. At namespace scope (legal CUDA: still one copy per block)
 // so that the host execution harness can place it where it poisons it at every block start:
@@ -37,9 +41,10 @@ struct BlockShared {
   alignas(16) float sin[kSharedPairs];
   int64_t position[kMaxTokensPerBlock][kNumAxes];
   bool skip_axis[kMaxTokensPerBlock][kNumAxes];
-  float inv_freq[kMaxRotaryPairs];
-  uint8_t axis[kMaxRotaryPairs];
+  alignas(16) float inv_freq[kMaxRotaryPairs];
+  alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4];  // as KernelParams::pair_axes
 };
+static_assert(kMaxRotaryPairs % 16 == 0, "StagePairParameters copies groups of 16 pairs");
 __shared__ BlockShared shared;
 
 // True if the token must not be touched (beyond num_tokens, or a device error on any axis).
@@ -47,10 +52,41 @@ __device__ __forceinline__ bool TokenSkipped(const bool (&skip_axis)[kNumAxes]) 
   return skip_axis[0] || skip_axis[1] || skip_axis[2];
 }
 
+// Copies inv_freq and the packed axes of the pairs to shared memory (read after the first
+// barrier of the kernel, never written again), in one thread with warp-uniform parameter
+// addresses, 16 bytes and every load independent. Threads reading their own pairs would make
+// constant-bank loads with up to 32 addresses each, served one address at a time: that was the
+// longest step of a decode launch.
+template <int kRotaryDim>
+__device__ __forceinline__ void StagePairParameters(const KernelParams& p, int num_pairs) {
+  const auto copy_sixteen_pairs = [&](int pair) {
+#pragma unroll
+    for (int i = 0; i < 16; i += 4) {
+      *reinterpret_cast<float4*>(&shared.inv_freq[pair + i]) =
+          *reinterpret_cast<const float4*>(&p.inv_freq[pair + i]);
+    }
+    *reinterpret_cast<uint4*>(&shared.pair_axes[pair / 4]) =
+        *reinterpret_cast<const uint4*>(&p.pair_axes[pair / 4]);
+  };
+  if constexpr (kRotaryDim != 0) {
+#pragma unroll
+    for (int pair = 0; pair < kRotaryDim / 2; pair += 16) copy_sixteen_pairs(pair);
+  } else {
+    // Rounded up to whole groups: both arrays hold kMaxRotaryPairs, a multiple of 16.
+    for (int pair = 0; pair < num_pairs; pair += 16) copy_sixteen_pairs(pair);
+  }
+}
+
+// The axis of `pair`, from the staged KernelParams::pair_axes.
+__device__ __forceinline__ int PairAxis(int pair) {
+  return (shared.pair_axes[pair / 4] >> (8 * (pair % 4))) & 0xFF;
+}
+
 // kVec: elements per access (16 bytes, or 1 for the scalar path). kRotaryDim: compile-time
-// rotary_dim for the specialised kernels, 0 to read it from the parameters.
-template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim>
-__global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
+// rotary_dim for the specialised kernels, 0 to read it from the parameters. kPasses: heads
+// whose loads a thread issues before the barriers (LaunchPlan::passes_in_flight).
+template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim, int kPasses>
+__global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kPasses>)
     MropeKernel(const __grid_constant__ KernelParams p) {
   const int num_pairs = (kRotaryDim != 0 ? kRotaryDim : p.rotary_dim) / 2;
   const int unit = threadIdx.x;
@@ -62,35 +98,45 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
   const int head_end = static_cast<int>(
       min(int64_t{p.num_q_heads} + p.num_k_heads, int64_t{blockIdx.y + 1} * p.heads_per_chunk));
 
-  // Read after the first barrier below, never written again.
-  for (int pair = tid; pair < num_pairs; pair += num_threads) {
-    shared.inv_freq[pair] = p.inv_freq[pair];
-    shared.axis[pair] = p.axis_map.axis[pair];
-  }
 
   for (int64_t group = blockIdx.x; group * tokens_per_block < p.num_tokens; group += gridDim.x) {
     const int64_t group_token = group * tokens_per_block;
     const int64_t token = group_token + z;
 
-    // 1. The first unit's loads stay in flight while cos/sin are computed.
-    T* head_ptr = nullptr;
-    Unit<T, kVec> x;
-    if (token < p.num_tokens && first_head < head_end) {
-      head_ptr = HeadPointer<T>(p, token, first_head);
-      x = LoadUnit<kLayout, T, kVec>(head_ptr, unit, num_pairs);
+    // 1. The units of this thread's first kPasses heads: their loads stay in flight while
+    //    positions and cos/sin are computed.
+    Unit<T, kVec> x[kPasses];
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+      const int head = first_head + i * blockDim.y;
+      if (token < p.num_tokens && head < head_end) {
+        x[i] = LoadUnit<kLayout, T, kVec>(HeadPointer<T>(p, token, head), unit, num_pairs);
+      }
     }
 
-    // 2. Positions.
-    for (int i = tid; i < tokens_per_block * kNumAxes; i += num_threads) {
-      const int tz = i / kNumAxes;
-      const int axis = i % kNumAxes;
-      int64_t position = 0;
-      bool skip = true;
-      if (group_token + tz < p.num_tokens) {
-        skip = !LoadPosition(p, group_token + tz, axis, &position);
+    // 2. Positions of each (token, axis) of the group. A thread's first one is loaded before the
+    //    first group stages the pair parameters, so the two latencies overlap.
+    const int num_items = tokens_per_block * kNumAxes;
+    const auto load_item = [&](int i, int64_t* position) {
+      return group_token + i / kNumAxes < p.num_tokens &&
+             LoadPosition(p, group_token + i / kNumAxes, i % kNumAxes, position);
+    };
+    int64_t position = 0;
+    bool loaded = tid < num_items && load_item(tid, &position);
+    // The last thread stages: in a block of several warps, not the warp loading positions.
+    if (tid == num_threads - 1 && group == blockIdx.x) {
+      StagePairParameters<kRotaryDim>(p, num_pairs);
+    }
+    for (int i = tid; i < num_items; i += num_threads) {
+      if (i != tid) {
+        position = 0;
+        loaded = load_item(i, &position);
       }
-      shared.position[tz][axis] = position;
-      shared.skip_axis[tz][axis] = skip;
+      const bool valid = loaded && PositionInRange(p, position);
+      // 0 for a skipped token: step 3 computes its cos/sin too (harmlessly, and without a
+      // branch), so it needs a position inside the table.
+      shared.position[i / kNumAxes][i % kNumAxes] = valid ? position : 0;
+      shared.skip_axis[i / kNumAxes][i % kNumAxes] = !valid;
     }
     __syncthreads();
 
@@ -98,9 +144,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
     for (int i = tid; i < tokens_per_block * num_pairs; i += num_threads) {
       const int tz = i / num_pairs;
       const int pair = i - tz * num_pairs;
-      if (TokenSkipped(shared.skip_axis[tz])) continue;
       const CosSin cs = LookupCosSin(p, pair, shared.inv_freq[pair],
-                                     shared.position[tz][shared.axis[pair]]);
+                                     shared.position[tz][PairAxis(pair)]);
       shared.cos[i] = cs.cos;
       shared.sin[i] = cs.sin;
     }
@@ -110,13 +155,21 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm)
     if (!TokenSkipped(shared.skip_axis[z])) {
       const float* cos = shared.cos + z * num_pairs;
       const float* sin = shared.sin + z * num_pairs;
-      for (int head = first_head; head < head_end; head += blockDim.y) {
-        if (head != first_head) {
-          head_ptr = HeadPointer<T>(p, token, head);
-          x = LoadUnit<kLayout, T, kVec>(head_ptr, unit, num_pairs);
+#pragma unroll
+      for (int i = 0; i < kPasses; ++i) {
+        const int head = first_head + i * blockDim.y;
+        if (head < head_end) {
+          RotateUnit<kLayout>(x[i], unit, num_pairs, cos, sin);
+          StoreUnit<kLayout>(HeadPointer<T>(p, token, head), unit, num_pairs, x[i]);
         }
-        RotateUnit<kLayout>(x, unit, num_pairs, cos, sin);
-        StoreUnit<kLayout>(head_ptr, unit, num_pairs, x);
+      }
+      // Passes beyond those in flight, one head at a time.
+      for (int head = first_head + kPasses * blockDim.y; head < head_end;
+           head += blockDim.y) {
+        T* const head_ptr = HeadPointer<T>(p, token, head);
+        Unit<T, kVec> y = LoadUnit<kLayout, T, kVec>(head_ptr, unit, num_pairs);
+        RotateUnit<kLayout>(y, unit, num_pairs, cos, sin);
+        StoreUnit<kLayout>(head_ptr, unit, num_pairs, y);
       }
     }
     __syncthreads();  // shared memory is rewritten for the next token group
@@ -127,8 +180,15 @@ template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim>
 cudaError_t Launch(const LaunchPlan& plan, cudaStream_t stream) {
   const dim3 grid(plan.grid_x, plan.grid_y);
   const dim3 block(plan.block_x, plan.block_y, plan.block_z);
-  return LaunchKernel<kMaxBlockThreads>(&MropeKernel<T, kVec, kLayout, kRotaryDim>, grid, block,
-                                        stream, plan.params);
+  if constexpr (kVec > 1) {
+    if (plan.passes_in_flight == kPassesInFlight) {
+      return LaunchKernel<kMaxBlockThreads>(
+          &MropeKernel<T, kVec, kLayout, kRotaryDim, kPassesInFlight>, grid, block, stream,
+          plan.params);
+    }
+  }
+  return LaunchKernel<kMaxBlockThreads>(&MropeKernel<T, kVec, kLayout, kRotaryDim, 1>, grid,
+                                        block, stream, plan.params);
 }
 
 template <typename T, RotaryLayout kLayout>

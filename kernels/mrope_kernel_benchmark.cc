@@ -5,8 +5,11 @@
 //
 // Per model shape and token count T, in one run:
 //   copy/...        cudaMemcpyAsync device-to-device of the q+k bytes (the ceiling)
+//   copy_graph/...  the same copies replayed from a CUDA graph (T <= kMaxGraphTokens)
 //   mrope/...       LaunchMropeKernel, cos/sin from inv_freq (q, k: slices of a fused qkv)
 //   mrope_table/... LaunchMropeKernel with an fp32 cos/sin table
+//   mrope_graph/... as mrope, replayed from a CUDA graph (T <= kMaxGraphTokens: decode and
+//                   small prefill, where a stream of launches times the host, not the GPU)
 //   eager/...       eager_baseline.h: gather + weave + 14 elementwise kernels
 // Counters: us (per call), GB_per_s (2 * q+k bytes per call: read + write, the same for all
 // four so they compare directly) and pct_of_copy (copy time / this time * 100).
@@ -19,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -54,6 +58,8 @@ constexpr ModelShape kModels[] = {
 constexpr int64_t kTokenCounts[] = {1, 16, 256, 1024, 8192, 65536};
 constexpr int64_t kTableRows = 131072;  // > every benchmark position
 constexpr int kIterations = 20;
+constexpr int64_t kMaxGraphTokens = 1024;
+constexpr int kLaunchesPerGraph = 100;
 
 RotarySpec MakeSpec(const ModelShape& m) {
   RotarySpec spec;
@@ -109,12 +115,14 @@ int64_t QkBytes(const ModelShape& m, int64_t tokens) {
   return tokens * (m.hq + m.hk) * m.head_dim * 2;  // bf16
 }
 
-// Times `enqueue` (one call) in batches; reports us, GB_per_s and pct_of_copy (if known).
+// Times `enqueue` (`calls` calls) in batches; reports us, GB_per_s and pct_of_copy (if known)
+// per call.
 template <typename Enqueue>
 double TimeCalls(benchmark::State& state, gpu_util::Stream& stream, int64_t traffic_bytes,
-                 double copy_us, Enqueue enqueue) {
+                 double copy_us, Enqueue enqueue, int calls = 1) {
   const int batch = static_cast<int>(
-      std::clamp<int64_t>(int64_t{2000000000} / std::max<int64_t>(traffic_bytes, 1), 3, 200));
+      std::clamp<int64_t>(int64_t{2000000000} / std::max<int64_t>(traffic_bytes * calls, 1), 3,
+                          200));
   gpu_util::EventTimer timer;
   for (int i = 0; i < batch; ++i) enqueue();  // warm-up
   stream.Synchronize();
@@ -122,7 +130,7 @@ double TimeCalls(benchmark::State& state, gpu_util::Stream& stream, int64_t traf
   for (auto _ : state) {
     timer.Start(stream.get());
     for (int i = 0; i < batch; ++i) enqueue();
-    const double us = 1000.0 * timer.StopMs(stream.get()) / batch;
+    const double us = 1000.0 * timer.StopMs(stream.get()) / (batch * calls);
     state.SetIterationTime(us * 1e-6);
     total_us += us;
   }
@@ -133,32 +141,50 @@ double TimeCalls(benchmark::State& state, gpu_util::Stream& stream, int64_t traf
   return us;
 }
 
-// Copy time per (model, T), measured by the copy benchmark that runs first for each shape.
-std::map<std::pair<std::string, int64_t>, double>& CopyMicros() {
-  static auto* copy_us = new std::map<std::pair<std::string, int64_t>, double>;
+// Copy time per (model, T, from a graph), measured by the copy benchmarks that run first for
+// each shape.
+std::map<std::tuple<std::string, int64_t, bool>, double>& CopyMicros() {
+  static auto* copy_us = new std::map<std::tuple<std::string, int64_t, bool>, double>;
   return *copy_us;
 }
 
-double KnownCopyMicros(const ModelShape& m, int64_t tokens) {
-  const auto it = CopyMicros().find({m.name, tokens});
+double KnownCopyMicros(const ModelShape& m, int64_t tokens, bool graph) {
+  const auto it = CopyMicros().find({m.name, tokens, graph});
   return it == CopyMicros().end() ? 0 : it->second;
 }
 
-void BM_Copy(benchmark::State& state, const ModelShape& m, int64_t tokens) {
+// Times `launch(stream)` (one call) on a stream, or replayed from a graph of kLaunchesPerGraph.
+template <typename Launch>
+double TimeLaunches(benchmark::State& state, int64_t traffic_bytes, double copy_us, bool graph,
+                    Launch launch) {
+  gpu_util::Stream stream;
+  if (!graph) return TimeCalls(state, stream, traffic_bytes, copy_us, [&] { launch(stream.get()); });
+  gpu_util::CapturedGraph captured(stream.get(), [&](GpuStream s) {
+    for (int i = 0; i < kLaunchesPerGraph; ++i) launch(s);
+  });
+  return TimeCalls(
+      state, stream, traffic_bytes, copy_us, [&] { captured.Launch(stream.get()); },
+      kLaunchesPerGraph);
+}
+
+void BM_Copy(benchmark::State& state, const ModelShape& m, int64_t tokens, bool graph) {
   const int64_t bytes = QkBytes(m, tokens);
   DeviceBuffer src(bytes);
   DeviceBuffer dst(bytes);
   src.Zero();
-  gpu_util::Stream stream;
-  const double us = TimeCalls(state, stream, 2 * bytes, 0, [&] {
-    gpu_util::CopyAsync(dst.data(), src.data(), bytes, stream.get());
-  });
-  CopyMicros()[{m.name, tokens}] = us;
+  CopyMicros()[{m.name, tokens, graph}] =
+      TimeLaunches(state, 2 * bytes, 0, graph, [&](GpuStream stream) {
+        gpu_util::CopyAsync(dst.data(), src.data(), bytes, stream);
+      });
   state.counters["pct_of_copy"] = 100.0;
 }
 
-// The kernel on q and k sliced from a fused qkv buffer; with_table: cos/sin from a table.
-void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens, bool with_table) {
+enum class MropeVariant { kInvFreq, kTable, kGraph };
+
+// The kernel on q and k sliced from a fused qkv buffer: cos/sin from inv_freq or a table,
+// launched on a stream or replayed from a graph of kLaunchesPerGraph launches.
+void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
+              MropeVariant variant) {
   const RotarySpec spec = MakeSpec(m);
   const int64_t token_stride = int64_t{m.hq + 2 * m.hk} * m.head_dim;
   DeviceBuffer qkv(tokens * token_stride * 2);
@@ -182,7 +208,7 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens, bool
   args.error_flag = flag.As<int>();
 
   std::unique_ptr<DeviceBuffer> d_cos, d_sin;
-  if (with_table) {
+  if (variant == MropeVariant::kTable) {
     const CosSinTable& table = TableFor(m);
     d_cos = std::make_unique<DeviceBuffer>(table.cos().size() * sizeof(float));
     d_cos->Upload(table.cos().data(), table.cos().size() * sizeof(float));
@@ -191,10 +217,10 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens, bool
     args.table = {d_cos->As<float>(), d_sin->As<float>(), kTableRows, m.head_dim / 2};
   }
 
-  gpu_util::Stream stream;
+  const bool graph = variant == MropeVariant::kGraph;
   bool ok = true;
-  TimeCalls(state, stream, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens),
-            [&] { ok = ok && LaunchMropeKernel(spec, args, stream.get()).ok(); });
+  TimeLaunches(state, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens, graph), graph,
+               [&](GpuStream s) { ok = ok && LaunchMropeKernel(spec, args, s).ok(); });
   int error_flag = 0;
   flag.Download(&error_flag, sizeof(error_flag));
   if (!ok || error_flag != 0) state.SkipWithError("kernel launch failed or raised an error");
@@ -247,9 +273,8 @@ void BM_Eager(benchmark::State& state, const ModelShape& m, int64_t tokens) {
   for (int i = 0; i < 4; ++i) args.scratch.products[i] = temporaries[i].data();
   for (int i = 0; i < 2; ++i) args.scratch.halves[i] = temporaries[4 + i].data();
 
-  gpu_util::Stream stream;
-  TimeCalls(state, stream, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens),
-            [&] { eager_baseline::EnqueueEagerMrope(args, stream.get()); });
+  TimeLaunches(state, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens, false), false,
+               [&](GpuStream stream) { eager_baseline::EnqueueEagerMrope(args, stream); });
 }
 
 void RegisterAll() {
@@ -259,11 +284,21 @@ void RegisterAll() {
       const auto configure = [](benchmark::internal::Benchmark* b) {
         b->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMicrosecond);
       };
-      configure(benchmark::RegisterBenchmark(("copy/" + suffix).c_str(), BM_Copy, m, tokens));
+      const bool graph_rows = tokens <= kMaxGraphTokens;
       configure(
-          benchmark::RegisterBenchmark(("mrope/" + suffix).c_str(), BM_Mrope, m, tokens, false));
+          benchmark::RegisterBenchmark(("copy/" + suffix).c_str(), BM_Copy, m, tokens, false));
+      if (graph_rows) {
+        configure(benchmark::RegisterBenchmark(("copy_graph/" + suffix).c_str(), BM_Copy, m,
+                                               tokens, true));
+      }
+      configure(benchmark::RegisterBenchmark(("mrope/" + suffix).c_str(), BM_Mrope, m, tokens,
+                                             MropeVariant::kInvFreq));
       configure(benchmark::RegisterBenchmark(("mrope_table/" + suffix).c_str(), BM_Mrope, m, tokens,
-                                             true));
+                                             MropeVariant::kTable));
+      if (graph_rows) {
+        configure(benchmark::RegisterBenchmark(("mrope_graph/" + suffix).c_str(), BM_Mrope, m,
+                                               tokens, MropeVariant::kGraph));
+      }
       configure(benchmark::RegisterBenchmark(("eager/" + suffix).c_str(), BM_Eager, m, tokens));
     }
   }

@@ -17,12 +17,14 @@ trap 'git checkout -q -- "$kernel" "$device"' EXIT
 
 # file|original|mutant|what it breaks (\n in original and mutant: a newline)
 mutants=(
-  "$kernel|head += blockDim.y|head = head_end|head loop: only the first pass of heads"
+  "$kernel|head += blockDim.y|head = head_end|head loop: only the first pass beyond those in flight"
+  "$kernel|if (head < head_end) {\\n          RotateUnit|if (head == first_head) {\\n          RotateUnit|passes in flight: only the first one rotated"
   "$kernel|group += gridDim.x|group = p.num_tokens|token-group loop: only the first group"
   "$kernel|__syncthreads();  // shared memory is rewritten|// (trailing barrier removed)|trailing barrier of the token-group loop"
   "$kernel|__syncthreads();\\n\\n    // 3. cos/sin|// (barrier removed)\\n\\n    // 3. cos/sin|barrier between positions and cos/sin"
   "$device|token * p.q_token_stride|static_cast<int32_t>(token * p.q_token_stride)|32-bit q offsets"
-  "$kernel|pair < num_pairs; pair += num_threads|pair < num_pairs - 1; pair += num_threads|inv_freq staging misses the last pair"
+  "$kernel|pair < kRotaryDim / 2; pair += 16|pair < kRotaryDim / 2 - 16; pair += 16|pair staging misses the last 16 pairs"
+  "$kernel|>> (8 * (pair % 4))|>> (4 * (pair % 4))|packed pair axes read at the wrong shift"
   "$kernel|if (!TokenSkipped(shared.skip_axis[z]))|if (true)|skipped (bad-position) tokens rotated anyway"
   "$device|unit * kVec + num_pairs;|unit * kVec + num_pairs - kVec;|vector path: wrong second half"
 )

@@ -288,9 +288,12 @@ TEST(PlanTest, Qwen2VlPrefillUsesTheSpecialisedVectorKernel) {
   EXPECT_TRUE(plan.vectorized);
   EXPECT_EQ(plan.specialized_rotary_dim, 128);
   EXPECT_EQ(plan.block_x, 8u);   // 64 pairs / 8 bf16 per access
-  EXPECT_EQ(plan.block_y, 32u);  // all 32 heads in one pass
-  EXPECT_EQ(plan.block_z, 1u);
-  EXPECT_EQ(plan.grid_x, 8192u);
+  // 32 heads in kPassesInFlight passes of 8, all loads in flight before the barriers; 4 tokens
+  // fill the 256 threads.
+  EXPECT_EQ(plan.block_y, 8u);
+  EXPECT_EQ(plan.passes_in_flight, kernel_internal::kPassesInFlight);
+  EXPECT_EQ(plan.block_z, 4u);
+  EXPECT_EQ(plan.grid_x, 2048u);
   EXPECT_EQ(plan.grid_y, 1u);
   EXPECT_EQ(plan.params.heads_per_chunk, 32);
   EXPECT_EQ(plan.params.q_token_stride, 36 * 128);
@@ -299,18 +302,20 @@ TEST(PlanTest, Qwen2VlPrefillUsesTheSpecialisedVectorKernel) {
 
 TEST(PlanTest, SmallBatchesSplitHeadsAcrossBlocks) {
   const RotarySpec spec = MakeSpec(128, 128, RotaryLayout::kNeox);
-  // Qwen2.5-VL-72B, 16 tokens: 64 + 8 heads in 15 chunks of 5 (40 threads per block), 240
-  // blocks, close to kTargetBlocks.
+  // Qwen2.5-VL-72B, 16 tokens: 64 + 8 heads in 9 chunks of 8 (64 threads per block: one for
+  // each of the token's 64 cos/sin slots), 144 blocks.
   const LaunchPlan decode =
       PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 16, 64, 8, 128)).value();
-  EXPECT_EQ(decode.block_y, 5u);
-  EXPECT_EQ(decode.grid_y, 15u);
-  EXPECT_EQ(decode.params.heads_per_chunk, 5);
-  // Qwen2-VL-7B, one token: 28 + 4 heads in 8 chunks of one warp each.
+  EXPECT_EQ(decode.block_y, 8u);
+  EXPECT_EQ(decode.block_z, 1u);
+  EXPECT_EQ(decode.grid_y, 9u);
+  EXPECT_EQ(decode.params.heads_per_chunk, 8);
+  EXPECT_EQ(decode.passes_in_flight, 1);
+  // Qwen2-VL-7B, one token: 28 + 4 heads in 4 chunks of 64 threads.
   const LaunchPlan one =
       PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 1, 28, 4, 128)).value();
-  EXPECT_EQ(one.block_x * one.block_y, 32u);
-  EXPECT_EQ(one.grid_x * one.grid_y, 8u);
+  EXPECT_EQ(one.block_x * one.block_y * one.block_z, 64u);
+  EXPECT_EQ(one.grid_x * one.grid_y, 4u);
   // Large enough batches keep one chunk of every head per block.
   const LaunchPlan many =
       PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 512, 28, 4, 128)).value();
@@ -318,7 +323,8 @@ TEST(PlanTest, SmallBatchesSplitHeadsAcrossBlocks) {
   EXPECT_EQ(many.params.heads_per_chunk, 32);
   const LaunchPlan prefill =
       PlanMropeLaunch(spec, FusedArgs(DType::kBFloat16, 4096, 64, 8, 128)).value();
-  EXPECT_EQ(prefill.block_y, 24u);
+  EXPECT_EQ(prefill.block_y, 18u);  // 72 heads in 4 passes
+  EXPECT_EQ(prefill.passes_in_flight, kernel_internal::kPassesInFlight);
   EXPECT_EQ(prefill.grid_y, 1u);
   EXPECT_EQ(prefill.params.heads_per_chunk, 72);
 }
