@@ -793,11 +793,16 @@ class KernelLoopTest : public ::testing::TestWithParam<std::tuple<DType, RotaryL
 
 TEST_P(KernelLoopTest, HeadPassesInsideABlock) {
   MROPE_SKIP_WITHOUT_GPU();
-  for (const auto& [hq, hk] : {std::make_pair(32, 8), std::make_pair(64, 8)}) {
+  // {hq, hk, misalign}: vector path with every pass in flight (and, for fp32 with 72 heads, one
+  // more); the scalar path (misaligned views: 64 threads per head) with one pass in flight and
+  // two more one at a time.
+  for (const auto& [hq, hk, misalign] : {std::make_tuple(32, 8, 0), std::make_tuple(64, 8, 0),
+                                         std::make_tuple(8, 2, 1)}) {
     KernelCase c = Case();
     c.num_tokens = kernel_internal::kSplitHeadsBelowTokens + 76;
     c.hq = hq;
     c.hk = hk;
+    c.misalign = misalign;
     c.axis_map = AxisMapKind::kInterleaved;
     RunPlanar(c);
   }
