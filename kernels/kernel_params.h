@@ -65,7 +65,7 @@ struct KernelParams {
   alignas(16) float inv_freq[kMaxRotaryPairs] = {};  // read 4 at a time
   // AxisMap::axis packed four pairs to a word (pair 4w + i in bits [8i, 8i + 8) of word w), so
   // that the kernel copies them a word at a time.
-  uint32_t pair_axes[kMaxRotaryPairs / 4] = {};
+  alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4] = {};
   int* error_flag = nullptr;
 };
 
