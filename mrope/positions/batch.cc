@@ -111,8 +111,8 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   const PositionLimits& limits = planner.limits();
   MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
   MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
-  MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, batch.media, limits));
   const PositionPolicy& policy = planner.policy();
+  MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, policy, batch.media, limits));
   const bool vllm = policy.convention == Convention::kVllm;
   const bool fp = policy.float_positions;
 
@@ -126,7 +126,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   ReserveRows(batch.batch_size, plan);
 
   const int64_t l = batch.seq_len;
-  const BatchScanner scanner(config, batch.media);
+  const BatchScanner scanner(config, policy, batch.media);
   MediaCursor cursor;
   std::vector<int64_t> gathered;
   std::vector<Span> spans;  // each row's, reusing one allocation

@@ -392,8 +392,8 @@ class RowScanner {
 
 }  // namespace
 
-absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media,
-                                 const PositionLimits& limits) {
+absl::Status ValidateMediaInputs(const ModelConfig& config, const PositionPolicy& policy,
+                                 const MediaInputs& media, const PositionLimits& limits) {
   // Fuzzer finding (tests/regression/positions_regression_test.cc): grid values straight from a
   // request overflowed int64 in the scanner's t * (h / m) * (w / m). Bounding them here, before
   // any row is scanned, by max_grid_value (at most 2^20: ValidatePositionLimits) keeps that
@@ -411,7 +411,7 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
       }
     }
   }
-  const SecondsList read = PolicyFor(config).seconds_list;
+  const SecondsList read = policy.seconds_list;
   if (read == SecondsList::kNone) return absl::OkStatus();
   const char* name = SecondsListName(read);
   const auto& list = *SecondsListOf(read, media);
@@ -438,11 +438,9 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& m
   return absl::OkStatus();
 }
 
-BatchScanner::BatchScanner(const ModelConfig& config, const MediaInputs& media)
-    : config_(config),
-      media_(media),
-      policy_(PolicyFor(config)),
-      merge_(config.spatial_merge_size) {
+BatchScanner::BatchScanner(const ModelConfig& config, const PositionPolicy& policy,
+                           const MediaInputs& media)
+    : config_(config), media_(media), policy_(policy), merge_(config.spatial_merge_size) {
   // The ids a row scan stops at are special tokens at the top of the vocabulary: every valid id
   // below the smallest one is plain text, so a text run is one range test per token
   // (BelowRunEnd also stops at an invalid id, which the scan then reports).

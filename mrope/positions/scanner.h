@@ -37,17 +37,18 @@ struct MediaCursor {
 };
 
 // Checks list lengths and values that do not depend on the tokens: grid values at most
-// limits.max_grid_value, seconds per grid finite, >= 0 and one per video.
-absl::Status ValidateMediaInputs(const ModelConfig& config, const MediaInputs& media,
-                                 const PositionLimits& limits = {});
+// limits.max_grid_value, seconds per grid finite, >= 0 and one per video. `policy` is
+// PolicyFor(config), derived once by the caller (a SequencePlanner holds it).
+absl::Status ValidateMediaInputs(const ModelConfig& config, const PositionPolicy& policy,
+                                 const MediaInputs& media, const PositionLimits& limits = {});
 
 // Scans the rows of a batch against its media lists. What every row's scan shares (the
-// config's policy, the smallest id a scan stops at, the merge-size divisor) is derived once,
-// not per row. `config` and
-// `media` must outlive the scanner; `media` must have passed ValidateMediaInputs.
+// smallest id a scan stops at, the merge-size divisor) is derived once, not per row. `policy`
+// is PolicyFor(config). `config`, `policy` and `media` must outlive the scanner; `media` must
+// have passed ValidateMediaInputs.
 class BatchScanner {
  public:
-  BatchScanner(const ModelConfig& config, const MediaInputs& media);
+  BatchScanner(const ModelConfig& config, const PositionPolicy& policy, const MediaInputs& media);
 
   // Scans one row's real tokens (padding already removed) and appends its spans to `spans` (a
   // caller scanning many rows reuses one vector). `row` is used in error messages. Every id
@@ -65,7 +66,7 @@ class BatchScanner {
  private:
   const ModelConfig& config_;
   const MediaInputs& media_;
-  PositionPolicy policy_;
+  const PositionPolicy& policy_;
   MergeDivisor merge_;
   // Every valid id below it is plain text (see the constructor).
   int64_t text_limit_ = 0;

@@ -212,7 +212,8 @@ TEST(ScanBoundaries, MaxRowSpansBoundsTheSpansOfARow) {
     row.insert(row.end(), {7, 8, ids.vision_start, ids.video, ids.video, ids.vision_end});
   }
   row.push_back(9);
-  const BatchScanner scanner(config, media);
+  const PositionPolicy policy = PolicyFor(config);
+  const BatchScanner scanner(config, policy, media);
   EXPECT_EQ(scanner.MaxRowSpans(row.size()), 7);
   EXPECT_EQ(scanner.MaxRowSpans(5), 5);  // no more spans than tokens
   MediaCursor cursor;
