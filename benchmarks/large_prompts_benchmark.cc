@@ -19,6 +19,8 @@
 //   FillReused/<prompt>/packed/<type>      the fill alone (planned once), into a reused buffer
 //   Plan/<prompt>                    the plan alone (spans in)
 //   Memset/<prompt>/<layout>/<type>  memset of the same output bytes
+//   Stores/<prompt>/<layout>/<type>  the fill's constant-run kernel over the same bytes: what
+//                                    its vector stores alone cost
 //   ReadAndMemset/<prompt>/tokenpadded/<type>  a read of the ids and mask + that memset
 //   PlanScaling/<block>/<tokens>     the plan of one growing media block
 
@@ -42,6 +44,7 @@
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/common/json_reader.h"
+#include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/scan_kernels.h"
 #include "mrope/positions/sequence_positions.h"
@@ -147,6 +150,21 @@ void Memset(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
 
+// The stores alone, as the fill's kernels issue them: FillConstant over the whole output (a
+// first block, 64-byte blocks aligned to 64 bytes, a last block). Within L2 they take less time
+// than glibc's memset, beyond it more (memset's `rep stosb`): the two floors of RESULTS.md.
+template <typename Out>
+void Stores(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
+  std::vector<Out> out(3 * slots);
+  int round = 0;
+  for (auto _ : state) {
+    FillConstant(out.data(), static_cast<int64_t>(out.size()), static_cast<Out>(++round & 0x7f));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
+}
+
 // The token path's memory floor: one read of the batch's ids and mask, by the scan's own kernel
 // (every id and mask value of these prompts is in range, so it reads to the end), and a memset
 // of the padded output.
@@ -222,19 +240,29 @@ void RegisterFor(const LargePrompt& p, const char* what, const char* layout, con
                                run);
 }
 
+// Slots of the span path's padded output: the batch's [B][L], or the single row's tokens.
+int64_t PaddedSpanSlots(const LargePrompt& p) {
+  return p.spans.sequences.size() == 1 ? p.real_tokens : p.padded_slots;
+}
+
 template <typename Out>
 void RegisterOutputType(const LargePrompt& p, const char* type) {
   RegisterFor(p, "Spans", "padded", type, [&p](benchmark::State& s) {
     Compute<Out>(s, p, p.spans, OutputLayout::kPadded);
   });
   RegisterFor(p, "Memset", "padded", type, [&p](benchmark::State& s) {
-    Memset<Out>(s, p, p.spans.sequences.size() == 1 ? p.real_tokens : p.padded_slots);
+    Memset<Out>(s, p, PaddedSpanSlots(p));
+  });
+  RegisterFor(p, "Stores", "padded", type, [&p](benchmark::State& s) {
+    Stores<Out>(s, p, PaddedSpanSlots(p));
   });
   RegisterFor(p, "Spans", "packed", type, [&p](benchmark::State& s) {
     Compute<Out>(s, p, p.spans, OutputLayout::kPacked);
   });
   RegisterFor(p, "Memset", "packed", type,
               [&p](benchmark::State& s) { Memset<Out>(s, p, p.real_tokens); });
+  RegisterFor(p, "Stores", "packed", type,
+              [&p](benchmark::State& s) { Stores<Out>(s, p, p.real_tokens); });
   RegisterFor(p, "PlanFillReused", "packed", type,
               [&p](benchmark::State& s) { PlanFillReused<Out>(s, p); });
   RegisterFor(p, "FillReused", "packed", type,
