@@ -31,6 +31,15 @@ enum class PositionSource : uint8_t {
   kSequenceDelta = 2,
 };
 
+// Axes packed four pairs to a word: pair 4w + i in bits [8i, 8i + 8) of word w. The planner
+// packs (into zeroed words), the kernel unpacks.
+MROPE_HOST_DEVICE inline void PackPairAxis(uint32_t* words, int pair, int axis) {
+  words[pair / 4] |= static_cast<uint32_t>(axis) << (8 * (pair % 4));
+}
+MROPE_HOST_DEVICE inline int UnpackPairAxis(const uint32_t* words, int pair) {
+  return static_cast<int>((words[pair / 4] >> (8 * (pair % 4))) & 0xFF);
+}
+
 // The kernel's single by-value argument (__grid_constant__), so a launch needs no device
 // allocation and a captured graph holds its own copy.
 struct KernelParams {
@@ -63,8 +72,8 @@ struct KernelParams {
   float attention_scaling = 1.0f;
   SinCosMath sincos_math = SinCosMath::kDouble;
   alignas(16) float inv_freq[kMaxRotaryPairs] = {};  // read 4 at a time
-  // AxisMap::axis packed four pairs to a word (pair 4w + i in bits [8i, 8i + 8) of word w), so
-  // that the kernel copies them a word at a time.
+  // AxisMap::axis packed four pairs to a word (PackPairAxis), so that the kernel copies them a
+  // word at a time.
   alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4] = {};
   int* error_flag = nullptr;
 };

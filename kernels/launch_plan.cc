@@ -61,7 +61,7 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
 
   const int num_pairs = spec.rotary_dim / 2;
   for (int pair = 0; pair < num_pairs; ++pair) {
-    p.pair_axes[pair / 4] |= uint32_t{spec.axis_map.axis[pair]} << (8 * (pair % 4));
+    PackPairAxis(p.pair_axes, pair, spec.axis_map.axis[pair]);
   }
   if (args.table.cos != nullptr) {
     p.cos_table = args.table.cos;

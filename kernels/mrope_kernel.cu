@@ -79,7 +79,7 @@ __device__ __forceinline__ void StagePairParameters(const KernelParams& p, int n
 
 // The axis of `pair`, from the staged KernelParams::pair_axes.
 __device__ __forceinline__ int PairAxis(int pair) {
-  return (shared.pair_axes[pair / 4] >> (8 * (pair % 4))) & 0xFF;
+  return UnpackPairAxis(shared.pair_axes, pair);
 }
 
 // kVec: elements per access (16 bytes, or 1 for the scalar path). kRotaryDim: compile-time
@@ -97,7 +97,6 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kPasses>)
   const int first_head = blockIdx.y * p.heads_per_chunk + threadIdx.y;
   const int head_end = static_cast<int>(
       min(int64_t{p.num_q_heads} + p.num_k_heads, int64_t{blockIdx.y + 1} * p.heads_per_chunk));
-
 
   for (int64_t group = blockIdx.x; group * tokens_per_block < p.num_tokens; group += gridDim.x) {
     const int64_t group_token = group * tokens_per_block;

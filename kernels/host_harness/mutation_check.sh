@@ -9,11 +9,13 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 kernel=kernels/mrope_kernel.cu
 device=kernels/mrope_device.cuh
-if ! git diff --quiet -- "$kernel" "$device"; then
-  echo "mutation_check: $kernel or $device has uncommitted changes; commit or stash them" >&2
+params=kernels/kernel_params.h
+if ! git diff --quiet -- "$kernel" "$device" "$params"; then
+  echo "mutation_check: $kernel, $device or $params has uncommitted changes; commit or stash" \
+    "them" >&2
   exit 2
 fi
-trap 'git checkout -q -- "$kernel" "$device"' EXIT
+trap 'git checkout -q -- "$kernel" "$device" "$params"' EXIT
 
 # file|original|mutant|what it breaks (\n in original and mutant: a newline)
 mutants=(
@@ -24,7 +26,7 @@ mutants=(
   "$kernel|__syncthreads();\\n\\n    // 3. cos/sin|// (barrier removed)\\n\\n    // 3. cos/sin|barrier between positions and cos/sin"
   "$device|token * p.q_token_stride|static_cast<int32_t>(token * p.q_token_stride)|32-bit q offsets"
   "$kernel|pair < kRotaryDim / 2; pair += 16|pair < kRotaryDim / 2 - 16; pair += 16|pair staging misses the last 16 pairs"
-  "$kernel|>> (8 * (pair % 4))|>> (4 * (pair % 4))|packed pair axes read at the wrong shift"
+  "$params|>> (8 * (pair % 4))|>> (4 * (pair % 4))|packed pair axes read at the wrong shift"
   "$kernel|if (!TokenSkipped(shared.skip_axis[z]))|if (true)|skipped (bad-position) tokens rotated anyway"
   "$device|unit * kVec + num_pairs;|unit * kVec + num_pairs - kVec;|vector path: wrong second half"
 )
