@@ -21,6 +21,9 @@
 //   Memset/<prompt>/<layout>/<type>  memset of the same output bytes
 //   Stores/<prompt>/<layout>/<type>  the fill's constant-run kernel over the same bytes: what
 //                                    its vector stores alone cost
+//   SpanStores/<prompt>/packed/<type>  the same kernel over the packed bytes cut at the spans'
+//                                    boundaries, a run per span and plane (cut_stores.h)
+//   FrameStores/<prompt>/packed/<type>  the same, grid spans also cut at markers and frames
 //   ReadAndMemset/<prompt>/tokenpadded/<type>  a read of the ids and mask + that memset
 //   PlanScaling/<block>/<tokens>     the plan of one growing media block
 
@@ -41,6 +44,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "benchmarks/memset_reference.h"
+#include "benchmarks/cut_stores.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/common/json_reader.h"
@@ -165,6 +169,17 @@ void Stores(benchmark::State& state, const LargePrompt& prompt, int64_t slots) {
   state.SetItemsProcessed(state.iterations() * prompt.real_tokens);
 }
 
+// The packed output's stores cut where the prompt's spans (or frames) are cut.
+template <typename Out>
+void PromptCutStores(benchmark::State& state, const LargePrompt& prompt, StoreCut cut) {
+  const auto plan = prompt.service.Plan(prompt.spans);
+  if (!plan.ok()) {
+    state.SkipWithError(std::string(plan.status().message()).c_str());
+    return;
+  }
+  CutStores<Out>(state, plan->rows, cut);
+}
+
 // The token path's memory floor: one read of the batch's ids and mask, by the scan's own kernel
 // (every id and mask value of these prompts is in range, so it reads to the end), and a memset
 // of the padded output.
@@ -263,6 +278,12 @@ void RegisterOutputType(const LargePrompt& p, const char* type) {
               [&p](benchmark::State& s) { Memset<Out>(s, p, p.real_tokens); });
   RegisterFor(p, "Stores", "packed", type,
               [&p](benchmark::State& s) { Stores<Out>(s, p, p.real_tokens); });
+  RegisterFor(p, "SpanStores", "packed", type, [&p](benchmark::State& s) {
+    PromptCutStores<Out>(s, p, StoreCut::kSpans);
+  });
+  RegisterFor(p, "FrameStores", "packed", type, [&p](benchmark::State& s) {
+    PromptCutStores<Out>(s, p, StoreCut::kFrames);
+  });
   RegisterFor(p, "PlanFillReused", "packed", type,
               [&p](benchmark::State& s) { PlanFillReused<Out>(s, p); });
   RegisterFor(p, "FillReused", "packed", type,

@@ -6,7 +6,9 @@
 //
 // "Spans" is the runtime path (spans known, plan + fill); "BuildFromTokenIds" adds the token
 // scan and writes the padded batch [3][B][L], whose reference is "MemsetTokenPadded" (the same
-// as the unpadded memset for the single prompts, which have no padding).
+// as the unpadded memset for the single prompts, which have no padding). "SpanStoresInt64" and
+// "FrameStoresInt64" are the stores of the Spans output cut at the spans (or also at the
+// frames), with nothing else (cut_stores.h).
 
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +17,7 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/memset_reference.h"
+#include "benchmarks/cut_stores.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/sequence_positions.h"
 
@@ -169,6 +172,20 @@ void MemsetOutput(benchmark::State& state, std::vector<std::vector<Span>> prompt
   state.SetBytesProcessed(state.iterations() * total * 3 * sizeof(Out));
 }
 
+// The same [3][total] output's stores cut at the prompts' spans or frames (cut_stores.h).
+void CutStoresInt64(benchmark::State& state, std::vector<std::vector<Span>> prompts,
+                    StoreCut cut) {
+  std::vector<SequencePositions> rows;
+  for (const auto& p : prompts) rows.push_back(SequencePositions::Create(Config(), p).value());
+  CutStores<int64_t>(state, rows, cut);
+}
+void SpanStoresInt64(benchmark::State& s, std::vector<std::vector<Span>> p) {
+  CutStoresInt64(s, std::move(p), StoreCut::kSpans);
+}
+void FrameStoresInt64(benchmark::State& s, std::vector<std::vector<Span>> p) {
+  CutStoresInt64(s, std::move(p), StoreCut::kFrames);
+}
+
 std::vector<std::vector<Span>> Batch64() {
   std::vector<std::vector<Span>> prompts;
   for (int i = 0; i < 64; ++i) prompts.push_back(MixedPrompt(i));
@@ -195,6 +212,8 @@ void MemsetInt32(benchmark::State& s, std::vector<std::vector<Span>> p) {
 #define MROPE_PROMPT_BENCHMARKS(name)                          \
   BENCHMARK_CAPTURE(SpansInt64, name, name());                 \
   BENCHMARK_CAPTURE(MemsetInt64, name, name());                \
+  BENCHMARK_CAPTURE(SpanStoresInt64, name, name());            \
+  BENCHMARK_CAPTURE(FrameStoresInt64, name, name());           \
   BENCHMARK_CAPTURE(SpansInt32, name, name());                 \
   BENCHMARK_CAPTURE(MemsetInt32, name, name());                \
   BENCHMARK_CAPTURE(BuildFromTokenIds, name, name())
