@@ -2,12 +2,12 @@
 #define MROPE_BENCHMARKS_CUT_STORES_H_
 
 // Store floors for prompts of many short spans: the packed output [3][total] cut into runs, each
-// run written as one constant run by the fill's own kernel (FillConstant; a marker as one
-// store), with no values to compute and no plan. Cut at the spans, it is what a writer that stores span by span issues at
-// least; cut also at each grid span's markers and frames, what a writer that stores frame by
-// frame issues at least (the fill writes every frame's rows on top). Where such a floor takes
-// more than the memset of the same bytes, the cost per run of the stores alone is above it
-// (RESULTS.md, eighth round).
+// run written as one constant run by the fill's own kernel (FillConstant; a marker as one store),
+// with no values to compute and no plan. Cut at the spans, these are the runs a writer that stores
+// span by span issues at least; cut also at each grid span's markers and frames, the runs a writer
+// that stores frame by frame issues at least (the fill writes every frame's rows on top). Where
+// such a floor takes more than the memset of the same bytes, the stores' cost per run alone puts
+// the writer above it (RESULTS.md, eighth round).
 
 #include <cstdint>
 #include <vector>
