@@ -16,6 +16,7 @@
 #include "benchmark/benchmark.h"
 #include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/sequence_positions.h"
+#include "mrope/positions/span.h"
 
 namespace mrope {
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "benchmarks/memset_reference.h"
 #include "benchmarks/cut_stores.h"
+#include "benchmarks/memset_reference.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/sequence_positions.h"
 
