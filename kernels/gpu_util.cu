@@ -19,6 +19,23 @@ void Check(cudaError_t error, const char* call) {
   std::abort();
 }
 
+// Captures `enqueue(stream)` into *graph and instantiates it into *exec: the one sequence under
+// CapturedGraph (which aborts on failure) and CaptureAndReplay (which reports it). On failure
+// returns the error and names the failing call in *call; *graph and *exec keep what was created,
+// for the caller to destroy.
+cudaError_t CaptureGraph(cudaStream_t stream, const std::function<void(GpuStream)>& enqueue,
+                         cudaGraph_t* graph, cudaGraphExec_t* exec, const char** call) {
+  *call = "cudaStreamBeginCapture";
+  cudaError_t error = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  if (error != cudaSuccess) return error;
+  enqueue(stream);
+  *call = "cudaStreamEndCapture";
+  error = cudaStreamEndCapture(stream, graph);
+  if (error != cudaSuccess) return error;
+  *call = "cudaGraphInstantiate";
+  return cudaGraphInstantiate(exec, *graph, 0);
+}
+
 }  // namespace
 
 int DeviceCount(std::string* reason) {
@@ -117,13 +134,12 @@ float EventTimer::StopMs(GpuStream stream) {
 }
 
 CapturedGraph::CapturedGraph(GpuStream stream, const std::function<void(GpuStream)>& enqueue) {
-  Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
-  enqueue(stream);
   cudaGraph_t graph = nullptr;
-  Check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  graph_ = graph;
   cudaGraphExec_t exec = nullptr;
-  Check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  const char* call = "";
+  const cudaError_t error = CaptureGraph(stream, enqueue, &graph, &exec, &call);
+  Check(error, call);
+  graph_ = graph;
   exec_ = exec;
 }
 
@@ -138,23 +154,18 @@ void CapturedGraph::Launch(GpuStream stream) {
 
 std::string CaptureAndReplay(const std::function<void(GpuStream)>& enqueue, int replays) {
   Stream stream;
-  cudaError_t error = cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal);
-  if (error != cudaSuccess)
-    return std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(error);
-  enqueue(stream.get());
   cudaGraph_t graph = nullptr;
-  error = cudaStreamEndCapture(stream.get(), &graph);
-  if (error != cudaSuccess)
-    return std::string("cudaStreamEndCapture: ") + cudaGetErrorString(error);
   cudaGraphExec_t exec = nullptr;
-  error = cudaGraphInstantiate(&exec, graph, 0);
+  const char* call = "";
+  cudaError_t error = CaptureGraph(stream.get(), enqueue, &graph, &exec, &call);
+  const std::string failed = error != cudaSuccess ? call : "graph replay";
   for (int i = 0; error == cudaSuccess && i < replays; ++i) {
     error = cudaGraphLaunch(exec, stream.get());
   }
   if (error == cudaSuccess) error = cudaStreamSynchronize(stream.get());
   if (exec != nullptr) Check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
-  Check(cudaGraphDestroy(graph), "cudaGraphDestroy");
-  return error == cudaSuccess ? "" : std::string("graph replay: ") + cudaGetErrorString(error);
+  if (graph != nullptr) Check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  return error == cudaSuccess ? "" : failed + ": " + cudaGetErrorString(error);
 }
 
 }  // namespace gpu_util
