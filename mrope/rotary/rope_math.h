@@ -219,9 +219,15 @@ struct RotatedPair {
   float first;
   float second;
 };
+// Each half on its own, for code that owns one element of a pair (the fused kernel).
+MROPE_HOST_DEVICE inline float RotatedFirst(float x1, float x2, CosSin cs) {
+  return AddRounded(MulRounded(x1, cs.cos), -MulRounded(x2, cs.sin));
+}
+MROPE_HOST_DEVICE inline float RotatedSecond(float x1, float x2, CosSin cs) {
+  return AddRounded(MulRounded(x2, cs.cos), MulRounded(x1, cs.sin));
+}
 MROPE_HOST_DEVICE inline RotatedPair RotatePair(float x1, float x2, CosSin cs) {
-  return {AddRounded(MulRounded(x1, cs.cos), -MulRounded(x2, cs.sin)),
-          AddRounded(MulRounded(x2, cs.cos), MulRounded(x1, cs.sin))};
+  return {RotatedFirst(x1, x2, cs), RotatedSecond(x1, x2, cs)};
 }
 
 // Element offsets of pair j inside one head for a layout and rotary_dim.

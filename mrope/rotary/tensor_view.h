@@ -13,10 +13,22 @@ enum class DType : uint8_t {
   kFloat32 = 0,
   kBFloat16 = 1,
   kFloat16 = 2,
+  // OCP fp8 e4m3 ("e4m3fn": no infinities, max 448), an output format of the fused kernel
+  // (mrope/rotary/fp8_e4m3.h); never an input.
+  kFloat8E4m3 = 3,
 };
 
 // Bytes per stored element.
-inline constexpr int ElementSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
+inline constexpr int ElementSize(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat8E4m3:
+      return 1;
+    default:
+      return 2;
+  }
+}
 
 // q [T][H][D] or k [T][Hk][D], e.g. a slice of a fused qkv buffer:
 // element (t, h, d) is at data + t * token_stride + h * head_stride + d.
