@@ -16,11 +16,30 @@ namespace mrope {
 
 inline constexpr float kFp8E4m3Max = 448.0f;
 
+MROPE_HOST_DEVICE inline uint32_t FloatBits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return bits;
+#endif
+}
+
+MROPE_HOST_DEVICE inline float BitsFloat(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float x;
+  std::memcpy(&x, &bits, sizeof(x));
+  return x;
+#endif
+}
+
 // Rounds to nearest, ties to even; magnitudes beyond 448 (infinities included) saturate to
 // +-448; NaN becomes 0x7F whatever its sign, as CUDA's conversion gives.
 MROPE_HOST_DEVICE inline uint8_t FloatToFp8E4m3(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
+  const uint32_t bits = FloatBits(x);
   const uint32_t sign = (bits >> 24) & 0x80u;
   const uint32_t magnitude = bits & 0x7FFFFFFFu;
   if (magnitude > 0x7F800000u) return 0x7F;  // NaN
@@ -52,20 +71,12 @@ MROPE_HOST_DEVICE inline float Fp8E4m3ToFloat(uint8_t v) {
   const uint32_t sign = static_cast<uint32_t>(v & 0x80u) << 24;
   const uint32_t exponent = (v >> 3) & 0xFu;
   const uint32_t mantissa = v & 0x7u;
-  uint32_t bits;
-  if (exponent == 0xF && mantissa == 0x7) {
-    bits = sign | 0x7FC00000u;
-  } else if (exponent == 0) {
-    // m * 2^-9 = float with the leading bit of m normalised: built by a float product.
-    const float value = static_cast<float>(mantissa) * 0.001953125f;  // 2^-9, exact
-    std::memcpy(&bits, &value, sizeof(bits));
-    bits |= sign;
-  } else {
-    bits = sign | ((exponent + 120) << 23) | (mantissa << 20);
+  if (exponent == 0xF && mantissa == 0x7) return BitsFloat(sign | 0x7FC00000u);
+  if (exponent == 0) {
+    // m * 2^-9, a float product that is exact.
+    return BitsFloat(sign | FloatBits(static_cast<float>(mantissa) * 0.001953125f));
   }
-  float out;
-  std::memcpy(&out, &bits, sizeof(out));
-  return out;
+  return BitsFloat(sign | ((exponent + 120) << 23) | (mantissa << 20));
 }
 
 // value / scale in fp32, then FloatToFp8E4m3: how vLLM's cache write quantises.
