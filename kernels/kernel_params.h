@@ -40,21 +40,9 @@ MROPE_HOST_DEVICE inline int UnpackPairAxis(const uint32_t* words, int pair) {
   return static_cast<int>((words[pair / 4] >> (8 * (pair % 4))) & 0xFF);
 }
 
-// The kernel's single by-value argument (__grid_constant__), so a launch needs no device
-// allocation and a captured graph holds its own copy.
-struct KernelParams {
-  void* q = nullptr;  // element (t, h, d) at q + t * q_token_stride + h * q_head_stride + d
-  void* k = nullptr;
-  int64_t q_token_stride = 0;
-  int64_t q_head_stride = 0;
-  int64_t k_token_stride = 0;
-  int64_t k_head_stride = 0;
-  int64_t num_tokens = 0;
-  int32_t num_q_heads = 0;
-  int32_t num_k_heads = 0;
-  int32_t rotary_dim = 0;
-  int32_t heads_per_chunk = 0;  // q+k heads handled by one block; blockIdx.y picks the chunk
-
+// Where a launch's positions and cos/sin come from, and the per-pair rotary parameters: the
+// part of the by-value kernel arguments that the M-RoPE kernel and the fused kernel share.
+struct RotaryParams {
   PositionSource position_source = PositionSource::kPlanarInt64;
   const void* positions = nullptr;  // planar [3][T]: (axis, t) at axis * axis_stride + t
   int64_t axis_stride = 0;
@@ -76,6 +64,23 @@ struct KernelParams {
   // word at a time.
   alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4] = {};
   int* error_flag = nullptr;
+};
+
+// The kernel's single by-value argument (__grid_constant__), so a launch needs no device
+// allocation and a captured graph holds its own copy.
+struct KernelParams {
+  void* q = nullptr;  // element (t, h, d) at q + t * q_token_stride + h * q_head_stride + d
+  void* k = nullptr;
+  int64_t q_token_stride = 0;
+  int64_t q_head_stride = 0;
+  int64_t k_token_stride = 0;
+  int64_t k_head_stride = 0;
+  int64_t num_tokens = 0;
+  int32_t num_q_heads = 0;
+  int32_t num_k_heads = 0;
+  int32_t rotary_dim = 0;
+  int32_t heads_per_chunk = 0;  // q+k heads handled by one block; blockIdx.y picks the chunk
+  RotaryParams rotary;
 };
 
 // Kernel parameters are limited to 4 KiB on every CUDA version mrope supports.

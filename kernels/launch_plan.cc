@@ -27,6 +27,40 @@ bool VectorAligned(const HeadsView& view, int vec) {
 
 }  // namespace
 
+RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
+                              const SequenceDeltaPositions& sequence_delta,
+                              const DeviceCosSinTable& table, int* error_flag) {
+  RotaryParams r;
+  if (positions.data != nullptr) {
+    r.position_source =
+        positions.is_int64 ? PositionSource::kPlanarInt64 : PositionSource::kPlanarInt32;
+    r.positions = positions.data;
+    r.axis_stride = positions.axis_stride;
+  } else {
+    r.position_source = PositionSource::kSequenceDelta;
+    r.token_index = sequence_delta.token_index;
+    r.seq_id = sequence_delta.seq_id;
+    r.seq_delta = sequence_delta.delta;
+    r.num_seqs = sequence_delta.num_seqs;
+  }
+  for (int pair = 0; pair < spec.rotary_dim / 2; ++pair) {
+    PackPairAxis(r.pair_axes, pair, spec.axis_map.axis[pair]);
+  }
+  if (table.cos != nullptr) {
+    r.cos_table = table.cos;
+    r.sin_table = table.sin;
+    r.table_row_stride = table.row_stride;
+    r.position_limit = table.max_position;
+  } else {
+    std::copy(spec.inv_freq.begin(), spec.inv_freq.end(), r.inv_freq);
+    r.attention_scaling = spec.attention_scaling;
+    r.sincos_math = spec.sincos_math;
+    r.position_limit = kMaxPosition;
+  }
+  r.error_flag = error_flag;
+  return r;
+}
+
 absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args,
                                            const PlanOptions& options) {
   MROPE_RETURN_IF_ERROR(ValidateMropeKernelArgs(spec, args));
@@ -46,37 +80,11 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   p.num_k_heads = args.k.num_heads;
   p.rotary_dim = spec.rotary_dim;
 
-  if (args.positions.data != nullptr) {
-    p.position_source =
-        args.positions.is_int64 ? PositionSource::kPlanarInt64 : PositionSource::kPlanarInt32;
-    p.positions = args.positions.data;
-    p.axis_stride = args.positions.axis_stride;
-  } else {
-    p.position_source = PositionSource::kSequenceDelta;
-    p.token_index = args.sequence_delta.token_index;
-    p.seq_id = args.sequence_delta.seq_id;
-    p.seq_delta = args.sequence_delta.delta;
-    p.num_seqs = args.sequence_delta.num_seqs;
-  }
-
-  const int num_pairs = spec.rotary_dim / 2;
-  for (int pair = 0; pair < num_pairs; ++pair) {
-    PackPairAxis(p.pair_axes, pair, spec.axis_map.axis[pair]);
-  }
-  if (args.table.cos != nullptr) {
-    p.cos_table = args.table.cos;
-    p.sin_table = args.table.sin;
-    p.table_row_stride = args.table.row_stride;
-    p.position_limit = args.table.max_position;
-  } else {
-    std::copy(spec.inv_freq.begin(), spec.inv_freq.end(), p.inv_freq);
-    p.attention_scaling = spec.attention_scaling;
-    p.sincos_math = spec.sincos_math;
-    p.position_limit = kMaxPosition;
-  }
-  p.error_flag = args.error_flag;
+  p.rotary = PlanRotaryParams(spec, args.positions, args.sequence_delta, args.table,
+                              args.error_flag);
 
   // Access width: a unit is two vectors (one per half of the rotary dims) of `vec` elements.
+  const int num_pairs = spec.rotary_dim / 2;
   const int vec = kVectorBytes / ElementSize(plan.dtype);
   plan.vectorized =
       num_pairs % vec == 0 && VectorAligned(args.q, vec) && VectorAligned(args.k, vec);

@@ -32,6 +32,11 @@ struct PlanOptions {
   int64_t max_grid_x = std::numeric_limits<int32_t>::max();
 };
 
+// The position and cos/sin sources of a launch (validated arguments), as both kernels take them.
+RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
+                              const SequenceDeltaPositions& sequence_delta,
+                              const DeviceCosSinTable& table, int* error_flag);
+
 // Validates (ValidateMropeKernelArgs) and plans the launch.
 absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args,
                                            const PlanOptions& options = {});

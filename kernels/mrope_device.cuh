@@ -216,7 +216,7 @@ __device__ __forceinline__ T* HeadPointer(const KernelParams& p, int64_t token, 
 // Position of `token` (< num_tokens) on `axis`, as stored or (sequence delta) computed, not yet
 // range-checked (PositionInRange). Returns false, after setting the error bit, when the
 // sequence id is out of range.
-__device__ __forceinline__ bool LoadPosition(const KernelParams& p, int64_t token, int axis,
+__device__ __forceinline__ bool LoadPosition(const RotaryParams& p, int64_t token, int axis,
                                              int64_t* position) {
   switch (p.position_source) {
     case PositionSource::kPlanarInt32:
@@ -241,7 +241,7 @@ __device__ __forceinline__ bool LoadPosition(const KernelParams& p, int64_t toke
 }
 
 // True if `position` lies in [0, position_limit); otherwise sets the error bit.
-__device__ __forceinline__ bool PositionInRange(const KernelParams& p, int64_t position) {
+__device__ __forceinline__ bool PositionInRange(const RotaryParams& p, int64_t position) {
   if (position < 0 || position >= p.position_limit) {
     atomicOr(p.error_flag, kMropeErrorPositionOutOfRange);
     return false;
@@ -252,13 +252,103 @@ __device__ __forceinline__ bool PositionInRange(const KernelParams& p, int64_t p
 // cos/sin of `pair` (whose inverse frequency is `inv_freq`) at a range-checked `position`: a
 // table row, or rope_math.h's PairCosSin (the composition the CPU reference and
 // mrope::CosSinTable use).
-__device__ __forceinline__ CosSin LookupCosSin(const KernelParams& p, int pair, float inv_freq,
+__device__ __forceinline__ CosSin LookupCosSin(const RotaryParams& p, int pair, float inv_freq,
                                                int64_t position) {
   if (p.cos_table != nullptr) {
     const int64_t i = position * p.table_row_stride + pair;
     return {p.cos_table[i], p.sin_table[i]};
   }
   return PairCosSin(inv_freq, static_cast<float>(position), p.attention_scaling, p.sincos_math);
+}
+
+// The shared memory both kernels stage a token group's rotation in: positions (and which
+// tokens are skipped), the per-pair parameters and cos/sin of each (token, pair).
+struct RotationShared {
+  alignas(16) float cos[kSharedPairs];
+  alignas(16) float sin[kSharedPairs];
+  int64_t position[kMaxTokensPerBlock][kNumAxes];
+  bool skip_axis[kMaxTokensPerBlock][kNumAxes];
+  alignas(16) float inv_freq[kMaxRotaryPairs];
+  alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4];  // as RotaryParams::pair_axes
+};
+static_assert(kMaxRotaryPairs % 16 == 0, "StagePairParameters copies groups of 16 pairs");
+
+// True if the token must not be touched (beyond num_tokens, or a device error on any axis).
+__device__ __forceinline__ bool TokenSkipped(const bool (&skip_axis)[kNumAxes]) {
+  return skip_axis[0] || skip_axis[1] || skip_axis[2];
+}
+
+// Copies inv_freq and the packed axes of the pairs to shared memory (read after the first
+// barrier of the kernel, never written again), in one thread with warp-uniform parameter
+// addresses, 16 bytes and every load independent. Threads reading their own pairs would make
+// constant-bank loads with up to 32 addresses each, served one address at a time: that cost a
+// decode launch 0.16-0.36 us on an H100 (kernels/BENCHMARKS.md).
+template <int kRotaryDim>
+__device__ __forceinline__ void StagePairParameters(const RotaryParams& p, int num_pairs,
+                                                    RotationShared& shared) {
+  const auto copy_sixteen_pairs = [&](int pair) {
+#pragma unroll
+    for (int i = 0; i < 16; i += 4) {
+      *reinterpret_cast<float4*>(&shared.inv_freq[pair + i]) =
+          *reinterpret_cast<const float4*>(&p.inv_freq[pair + i]);
+    }
+    *reinterpret_cast<uint4*>(&shared.pair_axes[pair / 4]) =
+        *reinterpret_cast<const uint4*>(&p.pair_axes[pair / 4]);
+  };
+  if constexpr (kRotaryDim != 0) {
+#pragma unroll
+    for (int pair = 0; pair < kRotaryDim / 2; pair += 16) copy_sixteen_pairs(pair);
+  } else {
+    // Rounded up to whole groups: both arrays hold kMaxRotaryPairs, a multiple of 16.
+    for (int pair = 0; pair < num_pairs; pair += 16) copy_sixteen_pairs(pair);
+  }
+}
+
+// Positions of each (token, axis) of the group starting at group_token into shared memory,
+// with the device error checks (a skipped token gets position 0, so that StageCosSin needs
+// no branch). A thread's first position is loaded before the first group stages the pair
+// parameters (stage_pairs), so the two latencies overlap. The caller places the barrier.
+template <int kRotaryDim>
+__device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t group_token,
+                                               int64_t num_tokens, int tokens_per_block,
+                                               int num_pairs, int tid, int num_threads,
+                                               bool stage_pairs, RotationShared& shared) {
+  const int num_items = tokens_per_block * kNumAxes;
+  const auto load_item = [&](int i, int64_t* position) {
+    return group_token + i / kNumAxes < num_tokens &&
+           LoadPosition(p, group_token + i / kNumAxes, i % kNumAxes, position);
+  };
+  int64_t position = 0;
+  bool loaded = tid < num_items && load_item(tid, &position);
+  // The last thread stages: in a block of several warps, not the warp loading positions.
+  if (tid == num_threads - 1 && stage_pairs) {
+    StagePairParameters<kRotaryDim>(p, num_pairs, shared);
+  }
+  for (int i = tid; i < num_items; i += num_threads) {
+    if (i != tid) {
+      position = 0;
+      loaded = load_item(i, &position);
+    }
+    const bool valid = loaded && PositionInRange(p, position);
+    shared.position[i / kNumAxes][i % kNumAxes] = valid ? position : 0;
+    shared.skip_axis[i / kNumAxes][i % kNumAxes] = !valid;
+  }
+}
+
+// cos/sin of each (token, pair) of the group, slot tz * num_pairs + pair, from the staged
+// positions and pair parameters (after a barrier that follows StagePositions).
+__device__ __forceinline__ void StageCosSin(const RotaryParams& p, int tokens_per_block,
+                                            int num_pairs, int tid, int num_threads,
+                                            RotationShared& shared) {
+  for (int i = tid; i < tokens_per_block * num_pairs; i += num_threads) {
+    const int tz = i / num_pairs;
+    const int pair = i - tz * num_pairs;
+    const CosSin cs =
+        LookupCosSin(p, pair, shared.inv_freq[pair],
+                     shared.position[tz][UnpackPairAxis(shared.pair_axes, pair)]);
+    shared.cos[i] = cs.cos;
+    shared.sin[i] = cs.sin;
+  }
 }
 
 }  // namespace kernel_internal

@@ -5,8 +5,8 @@
 // covers one unit of its token in every blockDim.y-th head. Per token group:
 //   1. every thread issues the loads of its units in its first kPasses heads;
 //   2. positions of each token and axis into shared memory (+ device error checks); the first
-//      group also stages the per-pair inv_freq and axes in shared memory (StagePairParameters);
-//   3. cos/sin of each (token, pair) into shared memory, once per token and pair;
+//      group also stages the per-pair inv_freq and axes in shared memory (StagePositions);
+//   3. cos/sin of each (token, pair) into shared memory, once per token and pair (StageCosSin);
 //   4. every thread rotates its unit of each head it covers and stores it back.
 // Measured on an H100 (kernels/BENCHMARKS.md): prefill is bound by the bytes in flight (hence
 // kPassesInFlight), decode by the latency of this chain (hence the overlaps in step 2 and a
@@ -36,51 +36,7 @@ constexpr int kMinBlocksPerSm = kPasses == 1 ? 5 : 3;
 // The shared memory of one block. At namespace scope (legal CUDA: still one copy per block)
 // so that the host execution harness can place it where it poisons it at every block start:
 // GCC before 14 ignores the section attribute on static locals of templates (PR 88061).
-struct BlockShared {
-  alignas(16) float cos[kSharedPairs];
-  alignas(16) float sin[kSharedPairs];
-  int64_t position[kMaxTokensPerBlock][kNumAxes];
-  bool skip_axis[kMaxTokensPerBlock][kNumAxes];
-  alignas(16) float inv_freq[kMaxRotaryPairs];
-  alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4];  // as KernelParams::pair_axes
-};
-static_assert(kMaxRotaryPairs % 16 == 0, "StagePairParameters copies groups of 16 pairs");
-__shared__ BlockShared shared;
-
-// True if the token must not be touched (beyond num_tokens, or a device error on any axis).
-__device__ __forceinline__ bool TokenSkipped(const bool (&skip_axis)[kNumAxes]) {
-  return skip_axis[0] || skip_axis[1] || skip_axis[2];
-}
-
-// Copies inv_freq and the packed axes of the pairs to shared memory (read after the first
-// barrier of the kernel, never written again), in one thread with warp-uniform parameter
-// addresses, 16 bytes and every load independent. Threads reading their own pairs would make
-// constant-bank loads with up to 32 addresses each, served one address at a time: that cost a
-// decode launch 0.16-0.36 µs on an H100 (kernels/BENCHMARKS.md).
-template <int kRotaryDim>
-__device__ __forceinline__ void StagePairParameters(const KernelParams& p, int num_pairs) {
-  const auto copy_sixteen_pairs = [&](int pair) {
-#pragma unroll
-    for (int i = 0; i < 16; i += 4) {
-      *reinterpret_cast<float4*>(&shared.inv_freq[pair + i]) =
-          *reinterpret_cast<const float4*>(&p.inv_freq[pair + i]);
-    }
-    *reinterpret_cast<uint4*>(&shared.pair_axes[pair / 4]) =
-        *reinterpret_cast<const uint4*>(&p.pair_axes[pair / 4]);
-  };
-  if constexpr (kRotaryDim != 0) {
-#pragma unroll
-    for (int pair = 0; pair < kRotaryDim / 2; pair += 16) copy_sixteen_pairs(pair);
-  } else {
-    // Rounded up to whole groups: both arrays hold kMaxRotaryPairs, a multiple of 16.
-    for (int pair = 0; pair < num_pairs; pair += 16) copy_sixteen_pairs(pair);
-  }
-}
-
-// The axis of `pair`, from the staged KernelParams::pair_axes.
-__device__ __forceinline__ int PairAxis(int pair) {
-  return UnpackPairAxis(shared.pair_axes, pair);
-}
+__shared__ RotationShared shared;
 
 // kVec: elements per access (16 bytes, or 1 for the scalar path). kRotaryDim: compile-time
 // rotary_dim for the specialised kernels, 0 to read it from the parameters. kPasses: heads
@@ -113,41 +69,14 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kPasses>)
       }
     }
 
-    // 2. Positions of each (token, axis) of the group. A thread's first one is loaded before the
-    //    first group stages the pair parameters, so the two latencies overlap.
-    const int num_items = tokens_per_block * kNumAxes;
-    const auto load_item = [&](int i, int64_t* position) {
-      return group_token + i / kNumAxes < p.num_tokens &&
-             LoadPosition(p, group_token + i / kNumAxes, i % kNumAxes, position);
-    };
-    int64_t position = 0;
-    bool loaded = tid < num_items && load_item(tid, &position);
-    // The last thread stages: in a block of several warps, not the warp loading positions.
-    if (tid == num_threads - 1 && group == blockIdx.x) {
-      StagePairParameters<kRotaryDim>(p, num_pairs);
-    }
-    for (int i = tid; i < num_items; i += num_threads) {
-      if (i != tid) {
-        position = 0;
-        loaded = load_item(i, &position);
-      }
-      const bool valid = loaded && PositionInRange(p, position);
-      // 0 for a skipped token: step 3 computes its cos/sin too (harmlessly, and without a
-      // branch), so it needs a position inside the table.
-      shared.position[i / kNumAxes][i % kNumAxes] = valid ? position : 0;
-      shared.skip_axis[i / kNumAxes][i % kNumAxes] = !valid;
-    }
+    // 2. Positions of each (token, axis) of the group; the first group also stages the pair
+    //    parameters.
+    StagePositions<kRotaryDim>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs,
+                               tid, num_threads, /*stage_pairs=*/group == blockIdx.x, shared);
     __syncthreads();
 
     // 3. cos/sin, slot tz * num_pairs + pair.
-    for (int i = tid; i < tokens_per_block * num_pairs; i += num_threads) {
-      const int tz = i / num_pairs;
-      const int pair = i - tz * num_pairs;
-      const CosSin cs = LookupCosSin(p, pair, shared.inv_freq[pair],
-                                     shared.position[tz][PairAxis(pair)]);
-      shared.cos[i] = cs.cos;
-      shared.sin[i] = cs.sin;
-    }
+    StageCosSin(p.rotary, tokens_per_block, num_pairs, tid, num_threads, shared);
     __syncthreads();
 
     // 4. Rotate and store every head of this thread's row.
@@ -225,6 +154,8 @@ EnqueueResult EnqueueMropeKernel(const LaunchPlan& plan, GpuStream stream) {
       break;
     case DType::kFloat16:
       error = LaunchForType<__half>(plan, stream);
+      break;
+    case DType::kFloat8E4m3:  // refused by the validation: not an input dtype
       break;
   }
   return {static_cast<int>(error), error == cudaSuccess ? nullptr : cudaGetErrorString(error)};

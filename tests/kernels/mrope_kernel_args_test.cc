@@ -297,7 +297,7 @@ TEST(PlanTest, Qwen2VlPrefillUsesTheSpecialisedVectorKernel) {
   EXPECT_EQ(plan.grid_y, 1u);
   EXPECT_EQ(plan.params.heads_per_chunk, 32);
   EXPECT_EQ(plan.params.q_token_stride, 36 * 128);
-  EXPECT_EQ(plan.params.position_limit, kMaxPosition);
+  EXPECT_EQ(plan.params.rotary.position_limit, kMaxPosition);
 }
 
 TEST(PlanTest, SmallBatchesSplitHeadsAcrossBlocks) {
@@ -384,8 +384,8 @@ TEST(PlanTest, TableSetsThePositionLimit) {
   args.table = {static_cast<const float*>(At(kTable)),
                 static_cast<const float*>(At(kTable + 4 * 64)), 4096, 128};
   const LaunchPlan plan = PlanMropeLaunch(spec, args).value();
-  EXPECT_EQ(plan.params.position_limit, 4096);
-  EXPECT_EQ(plan.params.table_row_stride, 128);
+  EXPECT_EQ(plan.params.rotary.position_limit, 4096);
+  EXPECT_EQ(plan.params.rotary.table_row_stride, 128);
 }
 
 TEST(PlanTest, NoTokensMeansNoLaunch) {

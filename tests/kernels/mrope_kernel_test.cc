@@ -60,6 +60,8 @@ const char* DTypeName(DType dtype) {
       return "bf16";
     case DType::kFloat16:
       return "fp16";
+    case DType::kFloat8E4m3:
+      return "fp8";
   }
   return "?";
 }
