@@ -30,20 +30,14 @@
 // kMropeError* bits in args.error_flag; nothing is read or written out of bounds.
 
 #include "absl/status/status.h"
-#include "kernels/fused_kernel_args.h"  // IWYU pragma: export
+#include "kernels/fused_kernel_args.h"      // IWYU pragma: export
+#include "kernels/fused_kernel_validate.h"  // IWYU pragma: export
 #include "kernels/mrope_kernel_args.h"
 #include "mrope/rotary/rotary_spec.h"
 
 namespace mrope {
 
-// OK if LaunchFusedMropeKernel(spec, args, stream) would launch, else InvalidArgument naming
-// the field and value: everything ValidateMropeKernelArgs checks for q and k, plus v, q_out,
-// k_out, the norms (weights set and aligned, finite eps >= 0), the cache (dtype, shape,
-// non-overlapping strides, 64-bit extents, scales) and that no two written regions (q or
-// q_out, k_out, the cache's k and v) overlap one another or an input they do not alias.
-absl::Status ValidateFusedMropeArgs(const RotarySpec& spec, const FusedMropeArgs& args);
-
-// Validates and enqueues the fused kernel on `stream`. Asynchronous, no allocation, no host
+// Validates (ValidateFusedMropeArgs) and enqueues the fused kernel on `stream`. Asynchronous, no allocation, no host
 // synchronisation, graph-capturable; num_tokens == 0 launches nothing. Internal if the
 // launch itself fails.
 absl::Status LaunchFusedMropeKernel(const RotarySpec& spec, const FusedMropeArgs& args,

@@ -1,7 +1,8 @@
 """Builds kernel tests for the host execution harness in one sanitizer variant.
 
 host_harness_variant(name, copts, linkopts) defines, for that variant:
-  <name>_kernel     kernels/mrope_kernel.cu compiled as C++ with the prelude + LaunchMropeKernel
+  <name>_kernel     kernels/mrope_kernel.cu and fused_kernel.cu compiled as C++ with the prelude,
+                    + LaunchMropeKernel and LaunchFusedMropeKernel
   <name>_test_lib   tests/kernels/mrope_kernel_test.cc against the harness (the unmodified GPU tests)
   <name>_planted    planted_bugs_test.cc: the harness must report each planted bug
 Tests are declared by the caller (BUILD.bazel) so that each chooses its arguments.
@@ -25,13 +26,17 @@ PRELUDE = ["-include", "kernels/host_harness/cuda_host_prelude.h"]
 def host_harness_variant(name, copts = [], linkopts = [], tags = []):
     cc_library(
         name = name + "_kernel",
-        srcs = [":mrope_kernel_host_cc"],
+        srcs = [
+            ":fused_kernel_host_cc",
+            ":mrope_kernel_host_cc",
+        ],
         copts = BASE_COPTS + PRELUDE + copts,
         linkopts = BASE_LINKOPTS + linkopts,
         tags = tags,
         deps = [
             ":host_runtime",
             "//kernels:kernel_device_headers",
+            "//kernels:fused_kernel_launcher",
             "//kernels:mrope_kernel_args",
             "//kernels:mrope_kernel_launcher",
             "//mrope/rotary:rope_math",

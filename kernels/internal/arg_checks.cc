@@ -49,6 +49,10 @@ bool Aligned(const void* p, int64_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
 }
 
+bool IsStorageDType(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kBFloat16 || dtype == DType::kFloat16;
+}
+
 
 
 
@@ -103,11 +107,12 @@ absl::Status ValidateSpec(const RotarySpec& spec, bool uses_inv_freq) {
 }
 
 // Validates one of q / k: dtype, shape, alignment, 64-bit offsets, rows that do not overlap.
-absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim) {
+absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim, bool fp8_allowed) {
   if (v.data == nullptr) return absl::InvalidArgumentError(absl::StrCat(name, ".data is null"));
-  if (v.dtype != DType::kFloat32 && v.dtype != DType::kBFloat16 && v.dtype != DType::kFloat16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ".dtype=", static_cast<int>(v.dtype), " is not fp32, bf16 or fp16"));
+  if (!IsStorageDType(v.dtype) && !(fp8_allowed && v.dtype == DType::kFloat8E4m3)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ".dtype=", static_cast<int>(v.dtype),
+                                                   " is not fp32, bf16 or fp16",
+                                                   fp8_allowed ? " or fp8 e4m3" : ""));
   }
   const int64_t element_size = ElementSize(v.dtype);
   if (!Aligned(v.data, element_size)) {

@@ -22,13 +22,18 @@ bool MulAdd(int64_t a, int64_t b, int64_t c, int64_t* out);
 
 bool Aligned(const void* p, int64_t bytes);
 
+// fp32, bf16 or fp16: the dtypes the kernels read.
+bool IsStorageDType(DType dtype);
+
 // head_dim, rotary_dim, layout, axis map; with uses_inv_freq also inv_freq, sincos_math and
 // attention_scaling.
 absl::Status ValidateSpec(const RotarySpec& spec, bool uses_inv_freq);
 
-// One strided [T][H][D] view named `name`: non-null, a storage dtype (fp32 / bf16 / fp16),
-// aligned, head_dim, non-negative strides, extents that fit 64 bits, rows that do not overlap.
-absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim);
+// One strided [T][H][D] view named `name`: non-null, a storage dtype (or fp8 e4m3 for an
+// output that allows it), aligned, head_dim, non-negative strides, extents that fit 64 bits,
+// rows that do not overlap.
+absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim,
+                           bool fp8_allowed = false);
 
 // The spec (inv_freq only without a table), the table if any, and exactly one position source
 // for num_tokens tokens.

@@ -42,6 +42,28 @@ MROPE_HOST_DEVICE constexpr int NormLanes(int head_dim, int chunk_elements) {
   return lanes;
 }
 
+#if defined(__CUDACC__)
+#define MROPE_UNROLL _Pragma("unroll")
+#else
+#define MROPE_UNROLL
+#endif
+
+// The sum every lane holds after the butterfly over partial[0, lanes) (lanes a power of two
+// <= kMaxNormLanes): at distance m = lanes / 2, ..., 1, s[l] += s[l + m].
+MROPE_HOST_DEVICE inline float ButterflySum(const float* partial, int lanes) {
+  float s[kMaxNormLanes];
+  MROPE_UNROLL
+  for (int l = 0; l < kMaxNormLanes; ++l) s[l] = l < lanes ? partial[l] : 0.0f;
+  MROPE_UNROLL
+  for (int m = kMaxNormLanes / 2; m >= 1; m /= 2) {
+    if (m < lanes) {
+      MROPE_UNROLL
+      for (int l = 0; l < m; ++l) s[l] = AddRounded(s[l], s[l + m]);
+    }
+  }
+  return s[0];
+}
+
 MROPE_HOST_DEVICE inline float SqrtRounded(float x) {
 #if defined(__CUDA_ARCH__)
   return __fsqrt_rn(x);

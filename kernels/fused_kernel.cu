@@ -1,0 +1,387 @@
+// The fused kernel: QK-RMSNorm + M-RoPE + q out + paged K/V append (contract:
+// kernels/fused_kernel.h).
+//
+// Block = (lanes per head) x (head slots) x (tokens); blockIdx.x picks a group of tokens,
+// blockIdx.y a chunk of the q+k heads (more than one chunk only for small T). The lanes of a
+// head own its 16-byte chunks round-robin (mrope/rotary/qk_norm_math.h: the order that fixes
+// the sum of squares). Per token group:
+//   1. positions, cache slots and cos/sin into shared memory (StagePositions / StageCosSin,
+//      shared with the M-RoPE kernel);
+//   2. per pass of heads: every lane loads its chunks, sums its squares and stages the raw
+//      values (the partners of its rotary pairs live in other lanes' chunks); a k head's lanes
+//      also append its v head to the cache; one barrier;
+//   3. every lane finishes the sum from the staged partial sums, normalises, rotates with the
+//      partner values from the stage, rounds once and stores q (or k to the cache / k_out).
+// The stage and the partial sums are double-buffered, so one barrier per pass suffices: pass
+// i + 2 writes the buffer of pass i only after every thread has passed the barrier of
+// pass i + 1, that is, finished reading pass i.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/internal/fused_params.h"
+#include "kernels/kernel_launch.cuh"
+#include "kernels/kernel_params.h"
+#include "kernels/mrope_device.cuh"
+#include "mrope/rotary/fp8_e4m3.h"
+#include "mrope/rotary/qk_norm_math.h"
+#include "mrope/rotary/rope_math.h"
+
+namespace mrope {
+namespace kernel_internal {
+namespace {
+
+// At namespace scope for the host execution harness (see mrope_kernel.cu).
+struct FusedShared {
+  RotationShared rotation;
+  int64_t slot[kMaxTokensPerBlock];  // -1: no cache write
+  bool slot_bad[kMaxTokensPerBlock];
+  alignas(16) float stage[2][kFusedStageFloats];
+  float partial[2][kMaxBlockThreads];
+};
+__shared__ FusedShared fused;
+
+// Elements per 16-byte input chunk, and the most chunks one lane owns (head_dim <= 512: at
+// most 2 per lane below 32 chunks, head_dim / 32 elements at 32 lanes).
+template <typename T>
+constexpr int kChunk = NormChunkElements(sizeof(T));
+template <typename T>
+constexpr int kMaxChunks = kMaxHeadDim / kChunk<T> / kMaxNormLanes > 2
+                               ? kMaxHeadDim / kChunk<T> / kMaxNormLanes
+                               : 2;
+
+template <typename E>
+__device__ __forceinline__ E* HeadAt(const StridedHeads& v, int64_t token, int head) {
+  return static_cast<E*>(v.data) + token * v.token_stride + int64_t{head} * v.head_stride;
+}
+
+// Head `head` of the token in cache slot `slot` (>= 0, checked against num_slots).
+template <typename E>
+__device__ __forceinline__ E* CacheHeadAt(const FusedParams& p, void* cache, int64_t slot,
+                                          int head) {
+  return static_cast<E*>(cache) + (slot / p.block_size) * p.cache_block_stride +
+         (slot % p.block_size) * p.cache_slot_stride + int64_t{head} * p.cache_head_stride;
+}
+
+__device__ __forceinline__ uint8_t ToFp8(float value, float scale) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  // The hardware conversion; tests/kernels/fused_kernel_test.cc checks it against
+  // FloatToFp8E4m3 for every bf16 value.
+  return __nv_cvt_float_to_fp8(DivRounded(value, scale), __NV_SATFINITE, __NV_E4M3);
+#else
+  return ScaledFp8E4m3(value, scale);
+#endif
+}
+
+template <typename T>
+__device__ __forceinline__ typename Element<T>::Bits LoadBits(const T* p) {
+  return *reinterpret_cast<const typename Element<T>::Bits*>(p);
+}
+
+// Elements [first, first + kChunk) of a head (those below head_dim) as fp32.
+template <typename T, bool kVector>
+__device__ __forceinline__ void LoadChunk(const T* head, int first, int head_dim, float* out) {
+  constexpr int kC = kChunk<T>;
+  if constexpr (kVector) {
+    const Vec<T, kC> v = LoadVec<T, kC>(head + first);
+#pragma unroll
+    for (int e = 0; e < kC; ++e) out[e] = Element<T>::ToFloat(v.Get(e));
+  } else {
+#pragma unroll
+    for (int e = 0; e < kC; ++e) {
+      out[e] = first + e < head_dim ? Element<T>::ToFloat(LoadBits(head + first + e)) : 0.0f;
+    }
+  }
+}
+
+// Stores y[0, kChunk) at elements [first, ...) of a head of dtype T, or of fp8 e4m3
+// (value / scale) when `fp8`.
+template <typename T, bool kVector>
+__device__ __forceinline__ void StoreChunk(void* head, bool fp8, float scale, int first,
+                                           int head_dim, const float* y) {
+  constexpr int kC = kChunk<T>;
+  if (fp8) {
+    uint8_t* out = static_cast<uint8_t*>(head) + first;
+    if constexpr (kVector) {
+      uint32_t words[kC / 4] = {};
+#pragma unroll
+      for (int e = 0; e < kC; ++e) words[e / 4] |= uint32_t{ToFp8(y[e], scale)} << (8 * (e % 4));
+      if constexpr (kC == 8) {
+        *reinterpret_cast<uint2*>(out) = make_uint2(words[0], words[1]);
+      } else {
+        *reinterpret_cast<uint32_t*>(out) = words[0];
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < kC; ++e) {
+        if (first + e < head_dim) out[e] = ToFp8(y[e], scale);
+      }
+    }
+    return;
+  }
+  T* out = static_cast<T*>(head) + first;
+  if constexpr (kVector) {
+    Vec<T, kC> v{};
+#pragma unroll
+    for (int e = 0; e < kC; ++e) v.Set(e, Element<T>::FromFloat(y[e]));
+    StoreVec<T, kC>(out, v);
+  } else {
+#pragma unroll
+    for (int e = 0; e < kC; ++e) {
+      if (first + e < head_dim) {
+        *reinterpret_cast<typename Element<T>::Bits*>(out + e) = Element<T>::FromFloat(y[e]);
+      }
+    }
+  }
+}
+
+// Copies chunk `first` of a v head to the cache: the bits as they are, or fp8 of value / scale.
+template <typename T, bool kVector>
+__device__ __forceinline__ void AppendValueChunk(const T* v, void* cache_head, bool fp8,
+                                                 float scale, int first, int head_dim) {
+  constexpr int kC = kChunk<T>;
+  if (fp8) {
+    float values[kC];
+    LoadChunk<T, kVector>(v, first, head_dim, values);
+    StoreChunk<T, kVector>(cache_head, true, scale, first, head_dim, values);
+  } else if constexpr (kVector) {
+    StoreVec<T, kC>(static_cast<T*>(cache_head) + first, LoadVec<T, kC>(v + first));
+  } else {
+    for (int e = 0; e < kC && first + e < head_dim; ++e) {
+      *reinterpret_cast<typename Element<T>::Bits*>(static_cast<T*>(cache_head) + first + e) =
+          LoadBits(v + first + e);
+    }
+  }
+}
+
+__device__ __forceinline__ float LoadWeight(const NormParams& norm, int d) {
+  switch (norm.weight_dtype) {
+    case DType::kBFloat16:
+      return Element<__nv_bfloat16>::ToFloat(static_cast<const uint16_t*>(norm.weight)[d]);
+    case DType::kFloat16:
+      return Element<__half>::ToFloat(static_cast<const uint16_t*>(norm.weight)[d]);
+    default:
+      return static_cast<const float*>(norm.weight)[d];
+  }
+}
+
+// Element d of a head after the norm (the value itself without one).
+__device__ __forceinline__ float Normalized(const NormParams& norm, float x, int d,
+                                            float rms_scale) {
+  if (norm.form == QkNormForm::kNone) return x;
+  return Normalize(x, rms_scale, NormWeight(norm.form, LoadWeight(norm, d)));
+}
+
+// Stages slot_mapping of the group's tokens; a slot outside [-1, num_slots) sets the error bit
+// and marks the token skipped.
+__device__ __forceinline__ void StageSlots(const FusedParams& p, int64_t group_token,
+                                           int tokens_per_block, int tid) {
+  if (tid >= tokens_per_block) return;
+  const int64_t token = group_token + tid;
+  int64_t slot = -1;
+  bool bad = false;
+  if (token < p.num_tokens && p.slot_mapping != nullptr) {
+    slot = p.slot_mapping[token];
+    if (slot < -1 || slot >= p.num_slots) {
+      atomicOr(p.rotary.error_flag, kMropeErrorSlotOutOfRange);
+      bad = true;
+    }
+  }
+  fused.slot[tid] = slot;
+  fused.slot_bad[tid] = bad;
+}
+
+template <typename T, bool kVector>
+__global__ void __launch_bounds__(kMaxBlockThreads)
+    FusedMropeKernel(const __grid_constant__ FusedParams p) {
+  constexpr int kC = kChunk<T>;
+  constexpr int kN = kMaxChunks<T>;
+  const int lanes = blockDim.x;
+  const int lane = threadIdx.x;
+  const int head_slots = blockDim.y;
+  const int z = threadIdx.z;
+  const int tokens_per_block = blockDim.z;
+  const int tid = (z * head_slots + threadIdx.y) * lanes + lane;
+  const int num_threads = lanes * head_slots * tokens_per_block;
+  const int head_dim = p.head_dim;
+  const int rotary_dim = p.rotary_dim;
+  const int num_pairs = rotary_dim / 2;
+  const int num_chunks = (head_dim + kC - 1) / kC;
+  const int chunk_begin = blockIdx.y * p.heads_per_chunk;
+  const int chunk_end = min(p.num_q_heads + p.num_k_heads, chunk_begin + p.heads_per_chunk);
+  const int stage_offset = (z * head_slots + threadIdx.y) * head_dim;
+  const bool q_fp8 = p.q_out_dtype == DType::kFloat8E4m3;
+  const bool cache_fp8 = p.cache_dtype == DType::kFloat8E4m3;
+  const float q_scale = q_fp8 ? *p.q_scale : 1.0f;
+  int buffer = 0;
+
+  for (int64_t group = blockIdx.x; group * tokens_per_block < p.num_tokens; group += gridDim.x) {
+    const int64_t group_token = group * tokens_per_block;
+    const int64_t token = group_token + z;
+
+    // 1. Positions, slots and cos/sin of the group.
+    StagePositions<0>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs, tid,
+                      num_threads, /*stage_pairs=*/group == blockIdx.x, fused.rotation);
+    StageSlots(p, group_token, tokens_per_block, tid);
+    __syncthreads();
+    StageCosSin(p.rotary, tokens_per_block, num_pairs, tid, num_threads, fused.rotation);
+    __syncthreads();
+    const bool token_live = token < p.num_tokens &&
+                            !TokenSkipped(fused.rotation.skip_axis[z]) && !fused.slot_bad[z];
+    const int64_t slot = fused.slot[z];
+    const float* cos = fused.rotation.cos + z * num_pairs;
+    const float* sin = fused.rotation.sin + z * num_pairs;
+
+    // Every thread runs every pass (the barrier inside), active or not.
+    for (int base = chunk_begin; base < chunk_end; base += head_slots, buffer ^= 1) {
+      const int head = base + threadIdx.y;
+      const bool active = token_live && head < chunk_end;
+      const bool is_q = head < p.num_q_heads;
+      const int kv_head = head - p.num_q_heads;
+      const NormParams& norm = is_q ? p.q_norm : p.k_norm;
+      float* const stage = fused.stage[buffer] + stage_offset;
+
+      // 2. Load, partial sum of squares, stage; v to the cache.
+      float x[kN * kC];
+      float partial = 0.0f;
+      if (active) {
+        const T* in = HeadAt<const T>(is_q ? p.q : p.k, token, is_q ? head : kv_head);
+#pragma unroll
+        for (int i = 0; i < kN; ++i) {
+          const int first = (lane + i * lanes) * kC;
+          if (first >= head_dim) continue;
+          LoadChunk<T, kVector>(in, first, head_dim, x + i * kC);
+#pragma unroll
+          for (int e = 0; e < kC; ++e) {
+            if (first + e >= head_dim) continue;
+            const float value = x[i * kC + e];
+            if (norm.form != QkNormForm::kNone) {
+              partial = AddRounded(partial, MulRounded(value, value));
+            }
+            stage[first + e] = value;
+          }
+        }
+        if (!is_q && slot >= 0) {
+          const T* v = HeadAt<const T>(p.v, token, kv_head);
+          const float v_scale = cache_fp8 ? p.v_scale[p.per_head_scale ? kv_head : 0] : 1.0f;
+          void* cache_head = cache_fp8 ? static_cast<void*>(CacheHeadAt<uint8_t>(p, p.v_cache,
+                                                                                 slot, kv_head))
+                                       : static_cast<void*>(CacheHeadAt<T>(p, p.v_cache, slot,
+                                                                           kv_head));
+          for (int c = lane; c < num_chunks; c += lanes) {
+            AppendValueChunk<T, kVector>(v, cache_head, cache_fp8, v_scale, c * kC, head_dim);
+          }
+        }
+      }
+      fused.partial[buffer][tid] = partial;
+      __syncthreads();
+      if (!active) continue;
+
+      // 3. Norm, rotation, one rounding, stores.
+      const float rms_scale =
+          norm.form == QkNormForm::kNone
+              ? 1.0f
+              : RmsScale(ButterflySum(&fused.partial[buffer][tid - lane], lanes), head_dim,
+                         norm.eps);
+      float y[kN * kC];
+#pragma unroll
+      for (int i = 0; i < kN; ++i) {
+        const int first = (lane + i * lanes) * kC;
+#pragma unroll
+        for (int e = 0; e < kC; ++e) {
+          const int d = first + e;
+          if (d >= head_dim) continue;
+          const float n = Normalized(norm, x[i * kC + e], d, rms_scale);
+          if (d >= rotary_dim) {
+            y[i * kC + e] = n;
+            continue;
+          }
+          bool first_of_pair;
+          int pair;
+          int partner;
+          if (p.layout == RotaryLayout::kNeox) {
+            first_of_pair = d < num_pairs;
+            pair = first_of_pair ? d : d - num_pairs;
+            partner = first_of_pair ? d + num_pairs : pair;
+          } else {
+            first_of_pair = (d & 1) == 0;
+            pair = d / 2;
+            partner = d ^ 1;
+          }
+          const float np = Normalized(norm, stage[partner], partner, rms_scale);
+          const CosSin cs{cos[pair], sin[pair]};
+          y[i * kC + e] = first_of_pair ? RotatedFirst(n, np, cs) : RotatedSecond(np, n, cs);
+        }
+      }
+      void* q_head = nullptr;
+      void* k_head = nullptr;
+      void* k_cache_head = nullptr;
+      float k_scale = 1.0f;
+      if (is_q) {
+        q_head = q_fp8 ? static_cast<void*>(HeadAt<uint8_t>(p.q_out, token, head))
+                       : static_cast<void*>(HeadAt<T>(p.q_out, token, head));
+      } else {
+        if (p.k_out.data != nullptr) k_head = HeadAt<T>(p.k_out, token, kv_head);
+        if (slot >= 0) {
+          k_cache_head = cache_fp8
+                             ? static_cast<void*>(CacheHeadAt<uint8_t>(p, p.k_cache, slot, kv_head))
+                             : static_cast<void*>(CacheHeadAt<T>(p, p.k_cache, slot, kv_head));
+          if (cache_fp8) k_scale = p.k_scale[p.per_head_scale ? kv_head : 0];
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kN; ++i) {
+        const int first = (lane + i * lanes) * kC;
+        if (first >= head_dim) continue;
+        if (q_head != nullptr) {
+          StoreChunk<T, kVector>(q_head, q_fp8, q_scale, first, head_dim, y + i * kC);
+        }
+        if (k_head != nullptr) {
+          StoreChunk<T, kVector>(k_head, false, 1.0f, first, head_dim, y + i * kC);
+        }
+        if (k_cache_head != nullptr) {
+          StoreChunk<T, kVector>(k_cache_head, cache_fp8, k_scale, first, head_dim, y + i * kC);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+cudaError_t LaunchForType(const FusedLaunchPlan& plan, cudaStream_t stream) {
+  const dim3 grid(plan.grid_x, plan.grid_y);
+  const dim3 block(plan.block_x, plan.block_y, plan.block_z);
+  if (plan.vectorized) {
+    return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, true>, grid, block, stream,
+                                          plan.params);
+  }
+  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false>, grid, block, stream,
+                                        plan.params);
+}
+
+}  // namespace
+
+EnqueueResult EnqueueFusedKernel(const FusedLaunchPlan& plan, GpuStream stream) {
+  cudaError_t error = cudaErrorInvalidValue;
+  switch (plan.dtype) {
+    case DType::kFloat32:
+      error = LaunchForType<float>(plan, stream);
+      break;
+    case DType::kBFloat16:
+      error = LaunchForType<__nv_bfloat16>(plan, stream);
+      break;
+    case DType::kFloat16:
+      error = LaunchForType<__half>(plan, stream);
+      break;
+    case DType::kFloat8E4m3:  // refused by the validation: not an input dtype
+      break;
+  }
+  return {static_cast<int>(error), error == cudaSuccess ? nullptr : cudaGetErrorString(error)};
+}
+
+}  // namespace kernel_internal
+}  // namespace mrope
