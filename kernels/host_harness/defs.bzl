@@ -9,7 +9,7 @@ Tests are declared by the caller (BUILD.bazel) so that each chooses its argument
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
-load("//tests/kernels:kernel_test.bzl", "KERNEL_TEST_DATA", "KERNEL_TEST_DEPS")
+load("//tests/kernels:kernel_test.bzl", "KERNEL_TEST_DATA", "KERNEL_TEST_DEPS", "KERNEL_TEST_SRCS")
 
 # Every variant checks the alignment of every typed access (16-byte vectors included), and
 # keeps the CPU reference's no-contraction rule.
@@ -46,7 +46,7 @@ def host_harness_variant(name, copts = [], linkopts = [], tags = []):
     cc_library(
         name = name + "_test_lib",
         testonly = True,
-        srcs = ["//tests/kernels:mrope_kernel_test.cc"],
+        srcs = KERNEL_TEST_SRCS,
         copts = BASE_COPTS + copts,
         linkopts = BASE_LINKOPTS + linkopts,
         tags = tags,

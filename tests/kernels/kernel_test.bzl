@@ -1,7 +1,17 @@
 """What tests/kernels/mrope_kernel_test.cc needs besides its backend (the GPU build in
 tests/kernels/BUILD.bazel, or the host execution harness in kernels/host_harness/defs.bzl)."""
 
+# Sources of the kernel test binary (both backends).
+KERNEL_TEST_SRCS = [
+    "//tests/kernels:fused_kernel_test.cc",
+    "//tests/kernels:kernel_test_util.cc",
+    "//tests/kernels:kernel_test_util.h",
+    "//tests/kernels:mrope_kernel_test.cc",
+]
+
 KERNEL_TEST_DEPS = [
+    "//kernels:fused_kernel_launcher",
+    "//kernels:fused_reference",
     "//kernels:mrope_kernel_args",
     "//kernels:mrope_kernel_launcher",
     "//mrope/common:json",

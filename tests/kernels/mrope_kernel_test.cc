@@ -33,6 +33,7 @@
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rotary_case.h"
 #include "mrope/rotary/rotary_spec.h"
+#include "tests/kernels/kernel_test_util.h"
 #include "tests/testing/rotary_testing.h"
 #include "mrope/rotary/tensor_view.h"
 
@@ -40,31 +41,6 @@ namespace mrope {
 namespace {
 
 using gpu_util::DeviceBuffer;
-
-bool GpuRequired() {
-  const char* required = std::getenv("MROPE_REQUIRE_GPU");
-  return required != nullptr && std::string(required) == "1";
-}
-
-#define MROPE_SKIP_WITHOUT_GPU()                                                     \
-  if (std::string no_device; gpu_util::DeviceCount(&no_device) == 0) {             \
-    if (GpuRequired()) FAIL() << "MROPE_REQUIRE_GPU=1 but " << no_device;          \
-    GTEST_SKIP() << "no CUDA device on this machine: " << no_device;               \
-  }
-
-const char* DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return "fp32";
-    case DType::kBFloat16:
-      return "bf16";
-    case DType::kFloat16:
-      return "fp16";
-    case DType::kFloat8E4m3:
-      return "fp8";
-  }
-  return "?";
-}
 
 enum class AxisMapKind { kBlocked, kInterleaved, kExplicit };
 
@@ -145,63 +121,6 @@ RotarySpec MakeSpec(const KernelCase& c, std::mt19937& rng) {
     spec.inv_freq.push_back(static_cast<float>(std::pow(1e6, -2.0 * j / c.rotary_dim)));
   }
   return spec;
-}
-
-// Planar [3][T] positions of an image/video prompt: a text prefix (t = h = w = i), then video
-// tokens t = base + 50 * frame, h = base + row, w = base + col with a large base, so that the
-// three axes differ (text-only positions would hide axis-map and layout bugs).
-std::vector<int64_t> VideoPositions(int64_t num_tokens, int64_t max_base, std::mt19937& rng) {
-  std::vector<int64_t> positions(kNumAxes * num_tokens);
-  const int64_t text = num_tokens / 5;
-  const int64_t base = text + static_cast<int64_t>(rng() % static_cast<uint32_t>(max_base));
-  constexpr int64_t kRows = 5;
-  constexpr int64_t kCols = 8;
-  for (int64_t i = 0; i < num_tokens; ++i) {
-    int64_t t = i, h = i, w = i;
-    if (i >= text) {
-      const int64_t g = i - text + 13;  // starts mid-frame: t, h, w differ from the first token
-      t = base + 50 * (g / (kRows * kCols));
-      h = base + (g / kCols) % kRows;
-      w = base + g % kCols;
-    }
-    positions[i] = t;
-    positions[num_tokens + i] = h;
-    positions[2 * num_tokens + i] = w;
-  }
-  return positions;
-}
-
-std::vector<uint8_t> RandomStorage(DType dtype, int64_t elements, std::mt19937& rng) {
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  std::vector<uint8_t> bytes(elements * ElementSize(dtype));
-  for (int64_t i = 0; i < elements; ++i) {
-    const float v = value(rng);
-    if (dtype == DType::kFloat32) {
-      std::memcpy(&bytes[4 * i], &v, 4);
-    } else {
-      const uint16_t bits = dtype == DType::kBFloat16 ? FloatToBFloat16(v) : FloatToHalf(v);
-      std::memcpy(&bytes[2 * i], &bits, 2);
-    }
-  }
-  return bytes;
-}
-
-DeviceBuffer UploadPositions(const std::vector<int64_t>& positions, bool as_int32) {
-  if (!as_int32) {
-    DeviceBuffer buffer(positions.size() * sizeof(int64_t));
-    buffer.Upload(positions.data(), positions.size() * sizeof(int64_t));
-    return buffer;
-  }
-  const std::vector<int32_t> narrow(positions.begin(), positions.end());
-  DeviceBuffer buffer(narrow.size() * sizeof(int32_t));
-  buffer.Upload(narrow.data(), narrow.size() * sizeof(int32_t));
-  return buffer;
-}
-
-int ReadFlag(const DeviceBuffer& flag) {
-  int value = -1;
-  flag.Download(&value, sizeof(value));
-  return value;
 }
 
 // Uploads `input`, runs the kernel with `args` (position / table / error_flag fields already
