@@ -191,12 +191,16 @@ absl::Status ValidateNoOverlap(const FusedMropeArgs& args, const HeadsView& q_wr
                                bool cache_written, int64_t cache_extent) {
   std::vector<std::pair<HeadsView, const char*>> inputs = {{args.q, "q"}, {args.k, "k"}};
   if (cache_written) inputs.push_back({args.v, "v"});
+  // written[0] may alias inputs[0] (q), written[1] inputs[1] (k).
   std::vector<std::pair<HeadsView, const char*>> written = {
       {q_written, args.q_out.data != nullptr ? "q_out" : "q (in place)"}};
   if (args.k_out.data != nullptr) written.push_back({args.k_out, "k_out"});
-  for (const auto& [out, out_name] : written) {
-    for (const auto& [in, in_name] : inputs) {
-      if (SameView(out, in)) continue;  // in place: each element read, then written by one lane
+  for (size_t w = 0; w < written.size(); ++w) {
+    const auto& [out, out_name] = written[w];
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const auto& [in, in_name] = inputs[i];
+      // In place (q_out is q, k_out is k): each element is read, then written, by one lane.
+      if (i == w && SameView(out, in)) continue;
       const absl::Status disjoint = ValidateDisjointHeads(out, in);
       if (!disjoint.ok()) {
         return absl::InvalidArgumentError(
