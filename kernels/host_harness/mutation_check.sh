@@ -10,12 +10,14 @@ cd "$(dirname "$0")/../.."
 kernel=kernels/mrope_kernel.cu
 device=kernels/mrope_device.cuh
 params=kernels/kernel_params.h
-if ! git diff --quiet -- "$kernel" "$device" "$params"; then
-  echo "mutation_check: $kernel, $device or $params has uncommitted changes; commit or stash" \
-    "them" >&2
+fused=kernels/fused_kernel.cu
+fp8=mrope/rotary/fp8_e4m3.h
+sources=("$kernel" "$device" "$params" "$fused" "$fp8")
+if ! git diff --quiet -- "${sources[@]}"; then
+  echo "mutation_check: one of ${sources[*]} has uncommitted changes; commit or stash them" >&2
   exit 2
 fi
-trap 'git checkout -q -- "$kernel" "$device" "$params"' EXIT
+trap 'git checkout -q -- "${sources[@]}"' EXIT
 
 # file|original|mutant|what it breaks (\n in original and mutant: a newline)
 mutants=(
@@ -25,10 +27,21 @@ mutants=(
   "$kernel|__syncthreads();  // shared memory is rewritten|// (trailing barrier removed)|trailing barrier of the token-group loop"
   "$kernel|__syncthreads();\\n\\n    // 3. cos/sin|// (barrier removed)\\n\\n    // 3. cos/sin|barrier between positions and cos/sin"
   "$device|token * p.q_token_stride|static_cast<int32_t>(token * p.q_token_stride)|32-bit q offsets"
-  "$kernel|pair < kRotaryDim / 2; pair += 16|pair < kRotaryDim / 2 - 16; pair += 16|pair staging misses the last 16 pairs"
+  "$device|pair < kRotaryDim / 2; pair += 16|pair < kRotaryDim / 2 - 16; pair += 16|pair staging misses the last 16 pairs"
   "$params|>> (8 * (pair % 4))|>> (4 * (pair % 4))|packed pair axes read at the wrong shift"
   "$kernel|if (!TokenSkipped(shared.skip_axis[z]))|if (true)|skipped (bad-position) tokens rotated anyway"
   "$device|unit * kVec + num_pairs;|unit * kVec + num_pairs - kVec;|vector path: wrong second half"
+  "$fused|&fused.partial[buffer][tid - lane]|&fused.partial[buffer][tid]|fused: norm reduction over the wrong lanes"
+  "$fused|fused.partial[buffer][tid] = partial;\\n      __syncthreads();|fused.partial[buffer][tid] = partial;|fused: barrier between staging and the norm / partner reads"
+  "$fused|, buffer ^= 1)|)|fused: stage single-buffered"
+  "$fused|if (norm.form != QkNormForm::kNone) {\\n              partial|if (false) {\\n              partial|fused: squares never summed"
+  "$fused|head_dim,\\n                         norm.eps);|head_dim,\\n                         0.0f);|fused: norm eps ignored"
+  "$fused|(slot % p.block_size) * p.cache_slot_stride|(slot % p.block_size) * p.cache_head_stride|fused: slot offset steps by the head stride"
+  "$fused|int64_t{head} * p.cache_head_stride|int64_t{head} * p.head_dim|fused: cache head stride taken as head_dim (HND wrong)"
+  "$fused|!TokenSkipped(fused.rotation.skip_axis[z]) && !fused.slot_bad[z]|!TokenSkipped(fused.rotation.skip_axis[z])|fused: tokens with a bad slot written anyway"
+  "$fused|return ScaledFp8E4m3(value, scale);|return FloatToFp8E4m3(value);|fused: fp8 scale ignored"
+  "$fused|first_of_pair = (d & 1) == 0;|first_of_pair = (d & 1) == 1;|fused: GPT-J pair halves swapped"
+  "$fp8|rest == 0x80000u && (q & 1u) != 0|rest == 0x80000u|fp8: ties rounded away from zero"
 )
 
 suites=(//kernels/host_harness:mrope_kernel_host_test //kernels/host_harness:large_offsets_test
