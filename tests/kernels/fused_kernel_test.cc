@@ -15,6 +15,8 @@
 #include "kernels/fused_kernel.h"
 #include "kernels/fused_reference.h"
 #include "kernels/gpu_util.h"
+#include "kernels/internal/fused_launch_plan.h"
+#include "kernels/internal/fused_params.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
 #include "mrope/rotary/fp8_e4m3.h"
@@ -53,6 +55,7 @@ struct FusedCase {
   int bad_slot_every = 0;   // every n-th token gets slot num_slots (error) when > 0
   int skip_slot_every = 3;  // every n-th token gets slot -1 when > 0
   SinCosMath sincos_math = SinCosMath::kFloat32;
+  int64_t max_grid_x = 0;  // > 0: launched through the planner with a capped grid
 };
 
 constexpr int kBlockSize = 16;
@@ -65,6 +68,7 @@ struct HostCase {
   std::vector<int32_t> positions32;
   std::vector<float> scales, cos, sin;
   int error_flag = 0;
+  int64_t max_grid_x = 0;
   FusedMropeArgs args;
 };
 
@@ -174,6 +178,7 @@ HostCase MakeCase(const FusedCase& c) {
     a.k_out = a.k;
   }
   a.error_flag = &h.error_flag;
+  h.max_grid_x = c.max_grid_x;
   return h;
 }
 
@@ -243,8 +248,18 @@ DeviceResult RunOnDevice(const HostCase& h) {
   a.table.sin = Rebase(a.table.sin, h.sin.data(), sin);
   a.error_flag = flag.As<int>();
 
-  const absl::Status status = LaunchFusedMropeKernel(h.spec, a, nullptr);
-  EXPECT_TRUE(status.ok()) << status;
+  if (h.max_grid_x > 0) {
+    // Each block then loops over several token groups.
+    const auto plan = kernel_internal::PlanFusedLaunch(h.spec, a, {h.max_grid_x});
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (plan.ok()) {
+      EXPECT_EQ(plan->grid_x, static_cast<uint32_t>(h.max_grid_x));
+      EXPECT_EQ(kernel_internal::EnqueueFusedKernel(*plan, nullptr).cuda_error, 0);
+    }
+  } else {
+    const absl::Status status = LaunchFusedMropeKernel(h.spec, a, nullptr);
+    EXPECT_TRUE(status.ok()) << status;
+  }
   gpu_util::Synchronize();
   DeviceResult r;
   const auto download = [](const DeviceBuffer& device, size_t size) {
@@ -368,6 +383,26 @@ std::vector<FusedCase> Cases() {
   add("bf16_BadSlotsSkipTokens", [](FusedCase& c) {
     c.num_tokens = 9;
     c.bad_slot_every = 4;
+  });
+  // 300 tokens: one chunk of all 16 heads, 8 slots of 32 lanes: two passes per block (the
+  // stage's double buffer and the pass loop).
+  add("bf16_HeadDim256_TwoPassesPerBlock", [](FusedCase& c) {
+    c.num_tokens = 300;
+    c.hq = 12;
+    c.hk = 4;
+    c.head_dim = 256;
+    c.rotary_dim = 64;
+    c.q_norm = c.k_norm = QkNormForm::kOnePlusWeight;
+  });
+  add("fp32_BlocksLoopOverTokenGroups", [](FusedCase& c) {
+    c.dtype = DType::kFloat32;
+    c.num_tokens = 1030;
+    c.hq = 6;
+    c.hk = 2;
+    c.head_dim = 64;
+    c.rotary_dim = 64;
+    c.max_grid_x = 3;
+    c.cache = Cache::kFp8;
   });
   add("fp16_HeadDim64_ManyHeads", [](FusedCase& c) {
     c.dtype = DType::kFloat16;
