@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "kernels/bench_util.h"
 #include "kernels/eager_baseline.h"
 #include "kernels/gpu_util.h"
 #include "kernels/mrope_kernel.h"
@@ -57,9 +58,7 @@ constexpr ModelShape kModels[] = {
 };
 constexpr int64_t kTokenCounts[] = {1, 16, 256, 1024, 8192, 65536};
 constexpr int64_t kTableRows = 131072;  // > every benchmark position
-constexpr int kIterations = 20;
 constexpr int64_t kMaxGraphTokens = 1024;
-constexpr int kLaunchesPerGraph = 100;
 
 RotarySpec MakeSpec(const ModelShape& m) {
   RotarySpec spec;
@@ -73,27 +72,6 @@ RotarySpec MakeSpec(const ModelShape& m) {
     spec.inv_freq.push_back(static_cast<float>(std::pow(1e6, -2.0 * j / m.head_dim)));
   }
   return spec;
-}
-
-// [3][T] positions of a video prompt: a text prefix, then t = base + 2 * frame,
-// h = base + row, w = base + col on a 16 x 24 grid, base near 1e5.
-std::vector<int64_t> VideoPositions(int64_t tokens) {
-  std::vector<int64_t> positions(3 * tokens);
-  const int64_t text = std::min<int64_t>(tokens / 8, 512);
-  for (int64_t i = 0; i < tokens; ++i) {
-    int64_t t = i, h = i, w = i;
-    if (i >= text) {
-      const int64_t g = i - text;
-      const int64_t base = 100000 + text;
-      t = base + 2 * (g / (16 * 24));
-      h = base + (g / 24) % 16;
-      w = base + g % 24;
-    }
-    positions[i] = t;
-    positions[tokens + i] = h;
-    positions[2 * tokens + i] = w;
-  }
-  return positions;
 }
 
 // The fp32 cos/sin table of a model, built once (host double sincos takes a while).
@@ -115,32 +93,6 @@ int64_t QkBytes(const ModelShape& m, int64_t tokens) {
   return tokens * (m.hq + m.hk) * m.head_dim * 2;  // bf16
 }
 
-// Times `enqueue` (`calls` calls) in batches; reports us, GB_per_s and pct_of_copy (if known)
-// per call.
-template <typename Enqueue>
-double TimeCalls(benchmark::State& state, gpu_util::Stream& stream, int64_t traffic_bytes,
-                 double copy_us, Enqueue enqueue, int calls = 1) {
-  const int batch = static_cast<int>(
-      std::clamp<int64_t>(int64_t{2000000000} / std::max<int64_t>(traffic_bytes * calls, 1), 3,
-                          200));
-  gpu_util::EventTimer timer;
-  for (int i = 0; i < batch; ++i) enqueue();  // warm-up
-  stream.Synchronize();
-  double total_us = 0;
-  for (auto _ : state) {
-    timer.Start(stream.get());
-    for (int i = 0; i < batch; ++i) enqueue();
-    const double us = 1000.0 * timer.StopMs(stream.get()) / (batch * calls);
-    state.SetIterationTime(us * 1e-6);
-    total_us += us;
-  }
-  const double us = total_us / static_cast<double>(state.iterations());
-  state.counters["us"] = us;
-  state.counters["GB_per_s"] = static_cast<double>(traffic_bytes) / (us * 1e3);
-  if (copy_us > 0) state.counters["pct_of_copy"] = 100.0 * copy_us / us;
-  return us;
-}
-
 // Copy time per (model, T, from a graph), measured by the copy benchmarks that run first for
 // each shape.
 std::map<std::tuple<std::string, int64_t, bool>, double>& CopyMicros() {
@@ -153,27 +105,13 @@ double KnownCopyMicros(const ModelShape& m, int64_t tokens, bool graph) {
   return it == CopyMicros().end() ? 0 : it->second;
 }
 
-// Times `launch(stream)` (one call) on a stream, or replayed from a graph of kLaunchesPerGraph.
-template <typename Launch>
-double TimeLaunches(benchmark::State& state, int64_t traffic_bytes, double copy_us, bool graph,
-                    Launch launch) {
-  gpu_util::Stream stream;
-  if (!graph) return TimeCalls(state, stream, traffic_bytes, copy_us, [&] { launch(stream.get()); });
-  gpu_util::CapturedGraph captured(stream.get(), [&](GpuStream s) {
-    for (int i = 0; i < kLaunchesPerGraph; ++i) launch(s);
-  });
-  return TimeCalls(
-      state, stream, traffic_bytes, copy_us, [&] { captured.Launch(stream.get()); },
-      kLaunchesPerGraph);
-}
-
 void BM_Copy(benchmark::State& state, const ModelShape& m, int64_t tokens, bool graph) {
   const int64_t bytes = QkBytes(m, tokens);
   DeviceBuffer src(bytes);
   DeviceBuffer dst(bytes);
   src.Zero();
   CopyMicros()[{m.name, tokens, graph}] =
-      TimeLaunches(state, 2 * bytes, 0, graph, [&](GpuStream stream) {
+      bench_util::TimeLaunches(state, 2 * bytes, 0, graph, [&](GpuStream stream) {
         gpu_util::CopyAsync(dst.data(), src.data(), bytes, stream);
       });
   state.counters["pct_of_copy"] = 100.0;
@@ -189,7 +127,7 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
   const int64_t token_stride = int64_t{m.hq + 2 * m.hk} * m.head_dim;
   DeviceBuffer qkv(tokens * token_stride * 2);
   qkv.Zero();
-  const std::vector<int64_t> positions = VideoPositions(tokens);
+  const std::vector<int64_t> positions = bench_util::VideoPositions(tokens);
   DeviceBuffer d_positions(positions.size() * sizeof(int64_t));
   d_positions.Upload(positions.data(), positions.size() * sizeof(int64_t));
   DeviceBuffer flag(sizeof(int));
@@ -219,7 +157,7 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
 
   const bool graph = variant == MropeVariant::kGraph;
   bool ok = true;
-  TimeLaunches(state, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens, graph), graph,
+  bench_util::TimeLaunches(state, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens, graph), graph,
                [&](GpuStream s) { ok = ok && LaunchMropeKernel(spec, args, s).ok(); });
   int error_flag = 0;
   flag.Download(&error_flag, sizeof(error_flag));
@@ -251,7 +189,7 @@ void BM_Eager(benchmark::State& state, const ModelShape& m, int64_t tokens) {
   d_cache.Upload(cache.data(), cache.size() * 2);
   DeviceBuffer d_axis(half);
   d_axis.Upload(spec.axis_map.axis, half);
-  const std::vector<int64_t> positions = VideoPositions(tokens);
+  const std::vector<int64_t> positions = bench_util::VideoPositions(tokens);
   DeviceBuffer d_positions(positions.size() * sizeof(int64_t));
   d_positions.Upload(positions.data(), positions.size() * sizeof(int64_t));
 
@@ -273,7 +211,7 @@ void BM_Eager(benchmark::State& state, const ModelShape& m, int64_t tokens) {
   for (int i = 0; i < 4; ++i) args.scratch.products[i] = temporaries[i].data();
   for (int i = 0; i < 2; ++i) args.scratch.halves[i] = temporaries[4 + i].data();
 
-  TimeLaunches(state, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens, false), false,
+  bench_util::TimeLaunches(state, 2 * QkBytes(m, tokens), KnownCopyMicros(m, tokens, false), false,
                [&](GpuStream stream) { eager_baseline::EnqueueEagerMrope(args, stream); });
 }
 
@@ -282,7 +220,7 @@ void RegisterAll() {
     for (const int64_t tokens : kTokenCounts) {
       const std::string suffix = std::string(m.name) + "/T:" + std::to_string(tokens);
       const auto configure = [](benchmark::internal::Benchmark* b) {
-        b->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMicrosecond);
+        b->UseManualTime()->Iterations(bench_util::kIterations)->Unit(benchmark::kMicrosecond);
       };
       const bool graph_rows = tokens <= kMaxGraphTokens;
       configure(

@@ -1,0 +1,87 @@
+#ifndef MROPE_KERNELS_BENCH_UTIL_H_
+#define MROPE_KERNELS_BENCH_UTIL_H_
+
+// What the kernel benchmarks (mrope_kernel_benchmark, fused_kernel_benchmark) share: their
+// positions, and how they time a call: CUDA events around batches of back-to-back calls on one
+// stream (a batch moves about 2 GB, 3 to 200 calls), or around replays of a CUDA graph of
+// kLaunchesPerGraph captured launches.
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "kernels/gpu_util.h"
+
+namespace mrope {
+namespace bench_util {
+
+inline constexpr int kIterations = 20;
+inline constexpr int kLaunchesPerGraph = 100;
+
+// [3][T] positions of a video prompt: a text prefix, then t = base + 2 * frame,
+// h = base + row, w = base + col on a 16 x 24 grid, base near 1e5.
+inline std::vector<int64_t> VideoPositions(int64_t tokens) {
+  std::vector<int64_t> positions(3 * tokens);
+  const int64_t text = std::min<int64_t>(tokens / 8, 512);
+  for (int64_t i = 0; i < tokens; ++i) {
+    int64_t t = i, h = i, w = i;
+    if (i >= text) {
+      const int64_t g = i - text;
+      const int64_t base = 100000 + text;
+      t = base + 2 * (g / (16 * 24));
+      h = base + (g / 24) % 16;
+      w = base + g % 24;
+    }
+    positions[i] = t;
+    positions[tokens + i] = h;
+    positions[2 * tokens + i] = w;
+  }
+  return positions;
+}
+
+
+// Times `enqueue` (`calls` calls) in batches; reports us, GB_per_s and pct_of_copy (if known)
+// per call.
+template <typename Enqueue>
+inline double TimeCalls(benchmark::State& state, gpu_util::Stream& stream, int64_t traffic_bytes,
+                 double copy_us, Enqueue enqueue, int calls = 1) {
+  const int batch = static_cast<int>(
+      std::clamp<int64_t>(int64_t{2000000000} / std::max<int64_t>(traffic_bytes * calls, 1), 3,
+                          200));
+  gpu_util::EventTimer timer;
+  for (int i = 0; i < batch; ++i) enqueue();  // warm-up
+  stream.Synchronize();
+  double total_us = 0;
+  for (auto _ : state) {
+    timer.Start(stream.get());
+    for (int i = 0; i < batch; ++i) enqueue();
+    const double us = 1000.0 * timer.StopMs(stream.get()) / (batch * calls);
+    state.SetIterationTime(us * 1e-6);
+    total_us += us;
+  }
+  const double us = total_us / static_cast<double>(state.iterations());
+  state.counters["us"] = us;
+  state.counters["GB_per_s"] = static_cast<double>(traffic_bytes) / (us * 1e3);
+  if (copy_us > 0) state.counters["pct_of_copy"] = 100.0 * copy_us / us;
+  return us;
+}
+
+// Times `launch(stream)` (one call) on a stream, or replayed from a graph of kLaunchesPerGraph.
+template <typename Launch>
+inline double TimeLaunches(benchmark::State& state, int64_t traffic_bytes, double copy_us, bool graph,
+                    Launch launch) {
+  gpu_util::Stream stream;
+  if (!graph) return TimeCalls(state, stream, traffic_bytes, copy_us, [&] { launch(stream.get()); });
+  gpu_util::CapturedGraph captured(stream.get(), [&](GpuStream s) {
+    for (int i = 0; i < kLaunchesPerGraph; ++i) launch(s);
+  });
+  return TimeCalls(
+      state, stream, traffic_bytes, copy_us, [&] { captured.Launch(stream.get()); },
+      kLaunchesPerGraph);
+}
+
+}  // namespace bench_util
+}  // namespace mrope
+
+#endif  // MROPE_KERNELS_BENCH_UTIL_H_
