@@ -14,8 +14,10 @@ if ! command -v patchelf >/dev/null; then  # sets the RUNPATHs (Debian package p
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends patchelf >/dev/null
 fi
 
-binaries=(tests/kernels/mrope_kernel_test kernels/mrope_kernel_benchmark)
-bazel build -c opt //tests/kernels:mrope_kernel_test //kernels:mrope_kernel_benchmark
+binaries=(tests/kernels/mrope_kernel_test kernels/mrope_kernel_benchmark
+          kernels/fused_kernel_benchmark)
+bazel build -c opt //tests/kernels:mrope_kernel_test //kernels:mrope_kernel_benchmark \
+  //kernels:fused_kernel_benchmark
 bazel_bin=$(bazel info -c opt bazel-bin)
 bazel shutdown  # the server would otherwise idle for hours
 
@@ -25,7 +27,7 @@ mkdir -p "$bundle/bin" "$bundle/lib"
 for b in "${binaries[@]}"; do
   cp -L "$bazel_bin/$b" "$bundle/bin/"
 done
-cp tools/gpu_bundle/run.sh tools/gpu_bundle/report.py "$bundle/"
+cp tools/gpu_bundle/run.sh tools/gpu_bundle/report.py tools/gpu_bundle/fused_report.py "$bundle/"
 chmod -R u+w "$bundle"
 
 # glibc's libraries must be the GPU machine's own (they go with its ld.so); libcuda comes with

@@ -6,8 +6,9 @@ Usage: report.py BUNDLE_DIR STATE_DIR OUT_DIR
 
 Reads BUNDLE_DIR/VERSION (key=value: how the bundle was built), STATE_DIR/meta.tsv
 (key<TAB>value: the machine), STATE_DIR/steps.tsv (one line per finished step:
-name<TAB>exit code<TAB>detail) and, in OUT_DIR, tests.xml (gtest) and benchmark.json (Google
-Benchmark). run.sh calls it after every step, so a run cut off midway still leaves a report.
+name<TAB>exit code<TAB>detail) and, in OUT_DIR, tests.xml (gtest), benchmark.json and
+fused_benchmark.json (Google Benchmark; the fused kernel's part is fused_report.py). run.sh
+calls it after every step, so a run cut off midway still leaves a report.
 
 Exits 0 when every step passed and the targets are met, or, on a machine without a CUDA
 device (meta key no_device), when the smoke run of the test binary passed; 1 otherwise.
@@ -18,7 +19,10 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-GPU_STEPS = ["tests", "benchmark", "memcheck", "racecheck", "synccheck", "initcheck"]
+import fused_report
+
+GPU_STEPS = ["tests", "benchmark", "fused_benchmark", "memcheck", "racecheck", "synccheck",
+             "initcheck"]
 STREAM_VARIANTS = ["copy", "mrope", "mrope_table", "eager"]
 GRAPH_VARIANTS = ["copy_graph", "mrope_graph"]
 NAME = re.compile(r"^(copy|mrope|mrope_table|eager|copy_graph|mrope_graph)/([^/]+)/T:(\d+)(?:/|$)")
@@ -182,6 +186,7 @@ def main(bundle_dir, state_dir, out_dir):
     steps = read_steps(os.path.join(state_dir, "steps.tsv"))
     tests = gtest_results(os.path.join(out_dir, "tests.xml"))
     bench = benchmark_results(os.path.join(out_dir, "benchmark.json"))
+    fused = fused_report.results(os.path.join(out_dir, "fused_benchmark.json"))
     no_device = meta.get("no_device")
 
     build = [
@@ -221,12 +226,13 @@ def main(bundle_dir, state_dir, out_dir):
             ok, detail = False, "not run (the run was cut off before this step)"
         elif name == "tests":
             ok, detail = tests_verdict(steps, tests, True)
-        elif name == "benchmark":
+        elif name in ("benchmark", "fused_benchmark"):
             rc, detail = steps[name]
-            if bench is None:
-                ok, detail = False, "no benchmark.json (exit code %d), see benchmark.log" % rc
+            found = bench if name == "benchmark" else fused
+            if found is None:
+                ok, detail = False, "no %s.json (exit code %d), see %s.log" % (name, rc, name)
             else:
-                rows, errors, _ = bench
+                rows, errors = found[0], found[1]
                 ok = rc == 0 and bool(rows) and not errors
                 detail = "%d results, %d errors" % (len(rows), len(errors))
                 if errors:
@@ -239,7 +245,9 @@ def main(bundle_dir, state_dir, out_dir):
         summary.append("| %s | %s | %s |" % (name, "PASS" if ok else "FAIL", detail))
 
     targets, targets_ok = target_lines(bench[0] if bench else {})
-    all_ok = all_ok and targets_ok
+    fused_targets, fused_ok = fused_report.target_lines(fused[0] if fused else {})
+    targets += ["", "The fused kernel:", ""] + fused_targets
+    all_ok = all_ok and targets_ok and fused_ok
     lines += ["## Result: %s" % ("PASS" if all_ok else "FAIL"), "",
               "| step | result | detail |", "| --- | --- | --- |"] + summary
     lines += ["", "## Targets", ""] + targets
@@ -252,8 +260,10 @@ def main(bundle_dir, state_dir, out_dir):
             lines += ["", "Replayed from a CUDA graph (time on the GPU, without the host's "
                       "launch cost; % of the graph-replayed copy):", ""]
             lines += benchmark_table(bench[0], GRAPH_VARIANTS)
-    lines += ["", "Logs next to this report: tests.log, sanitizers.log, benchmark.log; raw: "
-              "tests.xml, benchmark.json."]
+    if fused and fused[0]:
+        lines += ["", "## Fused kernel benchmark", ""] + fused_report.tables(fused[0])
+    lines += ["", "Logs next to this report: tests.log, sanitizers.log, benchmark.log, "
+              "fused_benchmark.log; raw: tests.xml, benchmark.json, fused_benchmark.json."]
     write(out_dir, lines)
     return 0 if all_ok else 1
 

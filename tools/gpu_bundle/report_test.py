@@ -8,7 +8,7 @@ import unittest
 
 import report
 
-STEPS = ["tests\t0\t", "benchmark\t0\t"] + [
+STEPS = ["tests\t0\t", "benchmark\t0\t", "fused_benchmark\t0\t"] + [
     "%s\t0\t========= ERROR SUMMARY: 0 errors; 150 tests ran" % tool
     for tool in ("memcheck", "racecheck", "synccheck", "initcheck")
 ]
@@ -43,6 +43,30 @@ def benchmark_json(us_at):
     return {"context": {"device": "NVIDIA H100 80GB HBM3"}, "benchmarks": entries}
 
 
+def fused_json(us_at):
+    """The fused benchmark's rows for one model and cache at T 16 and 4096, graph rows at 16;
+    us_at(variant, T) gives the time per call."""
+    entries = []
+    for tokens in (16, 4096):
+        for graph in ("", "_graph") if tokens == 16 else ("",):
+            copy_us, unfused_us = us_at("copy", tokens), us_at("unfused", tokens)
+            for variant in ("copy", "unfused", "fused"):
+                us = us_at(variant + graph, tokens)
+                name = "%s%s/Qwen3-VL-8B/fp8_HND/T:%d/iterations:20/manual_time" % (
+                    variant, graph, tokens)
+                entry = {"name": name, "run_name": name, "run_type": "iteration", "us": us,
+                         "GB_per_s": 100.0 * tokens / us, "pct_of_copy": 100.0 * copy_us / us}
+                if variant == "fused":
+                    entry["x_vs_unfused"] = unfused_us / us
+                entries.append(entry)
+    return {"benchmarks": entries}
+
+
+def good_fused_times(variant, tokens):
+    return {"copy": 100.0, "unfused": 220.0, "fused": 105.0, "copy_graph": 1.0,
+            "unfused_graph": 5.0, "fused_graph": 2.5}[variant] * (1 if tokens == 4096 else 0.01)
+
+
 def good_times(variant, model, tokens):
     big = model == "Qwen2.5-VL-72B"
     copy = (2.0 if tokens == 16 else 400.0) * (1.2 if big else 1.0)
@@ -64,7 +88,7 @@ def gtest_xml(passed=3, skipped=0, failed=0):
 class ReportTest(unittest.TestCase):
 
     def run_report(self, steps=STEPS, meta="device\tNVIDIA H100 80GB HBM3\ndriver\t570.86\n",
-                   xml=None, bench=None):
+                   xml=None, bench=None, fused=None):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         root = tmp.name
@@ -78,6 +102,8 @@ class ReportTest(unittest.TestCase):
             f.write(xml if xml is not None else gtest_xml())
         with open(os.path.join(root, "benchmark.json"), "w") as f:
             json.dump(bench if bench is not None else benchmark_json(good_times), f)
+        with open(os.path.join(root, "fused_benchmark.json"), "w") as f:
+            json.dump(fused if fused is not None else fused_json(good_fused_times), f)
         rc = report.main(root, root, root)
         with open(os.path.join(root, "report.md"), encoding="utf-8") as f:
             return rc, f.read()
@@ -106,6 +132,25 @@ class ReportTest(unittest.TestCase):
         # the graph table: copy_graph / mrope_graph us, mrope_graph GB/s, % of copy_graph
         self.assertIn("| Qwen2-VL-7B | 16 | 1.00 | 2.00 | 8000.0 | 50.0 |", md)
         self.assertLess(md.index("Launched on a stream:"), md.index("Replayed from a CUDA graph"))
+
+    def test_fused_targets_and_table(self):
+        rc, md = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertIn("| fused_benchmark | PASS | 9 results, 0 errors |", md)
+        self.assertIn("- fused >= 90 % of copy at T >= 4096: **PASS**, lowest 95.24 % "
+                      "(Qwen3-VL-8B, fp8_HND, T 4096)", md)
+        self.assertIn("- fused >= 1.8x faster than the unfused chain at T >= 4096: **PASS**, "
+                      "lowest 2.10x (Qwen3-VL-8B, fp8_HND, T 4096)", md)
+        self.assertIn("| Qwen3-VL-8B | fp8_HND | 4096 | 100.00 | 220.00 | 105.00 | 3901.0 | 95.2 "
+                      "| 2.10 |", md)
+
+        def slow(variant, tokens):
+            return 180.0 if variant == "fused" and tokens == 4096 else good_fused_times(
+                variant, tokens)
+        rc, md = self.run_report(fused=fused_json(slow))
+        self.assertEqual(rc, 1)
+        self.assertIn("- fused >= 1.8x faster than the unfused chain at T >= 4096: **FAIL**, "
+                      "lowest 1.22x", md)
 
     def test_missed_targets_fail_the_run(self):
         def slow(variant, model, tokens):
@@ -137,7 +182,7 @@ class ReportTest(unittest.TestCase):
 
     def test_sanitizer_errors_and_benchmark_errors_fail(self):
         steps = list(STEPS)
-        steps[2] = "memcheck\t1\t========= ERROR SUMMARY: 2 errors; 150 tests ran"
+        steps[3] = "memcheck\t1\t========= ERROR SUMMARY: 2 errors; 150 tests ran"
         bench = benchmark_json(good_times)
         bench["benchmarks"][1].update(error_occurred=True, error_message="kernel launch failed")
         rc, md = self.run_report(steps=steps, bench=bench)

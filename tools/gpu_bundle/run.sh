@@ -2,9 +2,10 @@
 # The GPU check of the kernel, run from the bundle that tools/gpu_bundle.sh builds (see
 # kernels/BENCHMARKS.md, "The GPU check in one command"):
 #   run.sh [REPORT_DIR]        (default: report/ in the bundle)
-# Steps: the kernel tests, the benchmark, compute-sanitizer memcheck / racecheck / synccheck /
-# initcheck on a subset that covers every kernel path on small shapes. REPORT_DIR gets
-# report.md plus tests.xml, tests.log, sanitizers.log, benchmark.json, benchmark.log.
+# Steps: the kernel tests, the benchmarks (the M-RoPE kernel, then the fused kernel),
+# compute-sanitizer memcheck / racecheck / synccheck / initcheck on a subset that covers every kernel path on small shapes. REPORT_DIR gets
+# report.md plus tests.xml, tests.log, sanitizers.log, benchmark.json, benchmark.log,
+# fused_benchmark.json, fused_benchmark.log.
 # Without a CUDA device it only smoke-runs the test binary, writes a report saying
 # "no CUDA device" and exits 0. Otherwise it exits 1 if any step failed or a target was missed.
 set -uo pipefail  # no -e: a failing step must not stop the later ones
@@ -17,14 +18,15 @@ export PATH="${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 step_timeout=${MROPE_STEP_TIMEOUT:-240}  # seconds; a hang must not eat the whole session
 test_bin=$bundle/bin/mrope_kernel_test
 bench_bin=$bundle/bin/mrope_kernel_benchmark
+fused_bench_bin=$bundle/bin/fused_kernel_benchmark
 # Every kernel path on small shapes: path variants, device-side errors, the T = 17 grid
 # cases, graph capture (kernels/BENCHMARKS.md, "Sanitizers").
-sanitizer_filter='*KernelPathTest*:*KernelErrorTest*:*T17_*:*KernelGraphTest*:*KernelLaunchTest*:*KernelLoopTest.BlocksLoopOverTokenGroups*'
+sanitizer_filter='*Fused*:*KernelPathTest*:*KernelErrorTest*:*T17_*:*KernelGraphTest*:*KernelLaunchTest*:*KernelLoopTest.BlocksLoopOverTokenGroups*'
 
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT
 rm -f "$out"/report.md "$out"/tests.xml "$out"/tests.log "$out"/sanitizers.log \
-  "$out"/benchmark.json "$out"/benchmark.log
+  "$out"/benchmark.json "$out"/benchmark.log "$out"/fused_benchmark.json "$out"/fused_benchmark.log
 
 meta() { printf '%s\t%s\n' "$1" "$2" >>"$state/meta.tsv"; }
 step_done() {  # NAME EXIT_CODE [DETAIL]; then refresh the report (a cut-off run keeps one)
@@ -96,6 +98,11 @@ echo "run.sh: benchmark"
 timeout "$step_timeout" "$bench_bin" --benchmark_out="$out/benchmark.json" \
   --benchmark_out_format=json --benchmark_counters_tabular=true >"$out/benchmark.log" 2>&1
 step_done benchmark $?
+
+echo "run.sh: fused kernel benchmark"
+timeout "$step_timeout" "$fused_bench_bin" --benchmark_out="$out/fused_benchmark.json" \
+  --benchmark_out_format=json --benchmark_counters_tabular=true >"$out/fused_benchmark.log" 2>&1
+step_done fused_benchmark $?
 
 if sanitizer=$(find_tool compute-sanitizer); then
   meta sanitizer "$sanitizer ($("$sanitizer" --version | grep -o 'Version [^ ]*' | head -n 1))"
