@@ -3,9 +3,9 @@
 # kernels/BENCHMARKS.md, "The GPU check in one command"):
 #   run.sh [REPORT_DIR]        (default: report/ in the bundle)
 # Steps: the kernel tests, the benchmarks (the M-RoPE kernel, then the fused kernel),
-# compute-sanitizer memcheck / racecheck / synccheck / initcheck on a subset that covers every kernel path on small shapes. REPORT_DIR gets
-# report.md plus tests.xml, tests.log, sanitizers.log, benchmark.json, benchmark.log,
-# fused_benchmark.json, fused_benchmark.log.
+# compute-sanitizer memcheck / racecheck / synccheck / initcheck on a subset that covers every
+# kernel path on small shapes. REPORT_DIR gets report.md plus tests.xml, tests.log,
+# sanitizers.log, benchmark.json, benchmark.log, fused_benchmark.json, fused_benchmark.log.
 # Without a CUDA device it only smoke-runs the test binary, writes a report saying
 # "no CUDA device" and exits 0. Otherwise it exits 1 if any step failed or a target was missed.
 set -uo pipefail  # no -e: a failing step must not stop the later ones
