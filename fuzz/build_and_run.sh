@@ -44,7 +44,9 @@ declare -A SOURCES=(
   [service_request_fuzzer]="$SERVICE"
   [config_json_fuzzer]="$SERVICE"
   [rope_params_fuzzer]="mrope/rotary/rope_params.cc mrope/rotary/axis_map.cc"
-  [kernel_args_fuzzer]="kernels/mrope_kernel_validate.cc mrope/rotary/heads_overlap.cc"
+  [kernel_args_fuzzer]="kernels/mrope_kernel_validate.cc kernels/fused_kernel_validate.cc
+    kernels/internal/arg_checks.cc kernels/internal/fused_launch_plan.cc kernels/launch_plan.cc
+    mrope/rotary/heads_overlap.cc"
 )
 ALL_TARGETS=(positions_fuzzer request_json_fuzzer service_request_fuzzer config_json_fuzzer
   rope_params_fuzzer kernel_args_fuzzer)

@@ -222,6 +222,16 @@ def view(base, offset, tokens, heads, token_stride, head_stride, dtype=0):
             wide(token_stride) + wide(head_stride))
 
 
+# The fused kernel's part (after the M-RoPE kernel's): v; flags (1 q_out, 2 fp8 q_out, 8 k_out,
+# 16 k_out in place, (flags >> 5) % 4 the norm form, 128 a cache); q_out / k_out views; cache
+# base byte (2 fp8, 32 per-head scales), k offset, v - k, blocks, block size, strides.
+def cache(base, k_offset, v_minus_k, blocks, block_size, block_stride, slot_stride, head_stride):
+    return (bytes([base]) + wide(k_offset) + wide(v_minus_k) + wide(blocks) + wide(block_size) +
+            wide(block_stride) + wide(slot_stride) + wide(head_stride))
+
+
+FUSED_QKV = bytes([8, 4, 0]) + view(0, 0, 4, 1, 24, 8) + view(1, 32, 4, 1, 24, 8)
+
 KERNEL_SEEDS = {
     # separate q [4][2][8] and k [4][2][8] buffers, planar int32 positions
     "separate": bytes([8, 4, 0]) + view(0, 0, 4, 2, 16, 8) + view(1, 256, 4, 2, 16, 8) +
@@ -233,6 +243,16 @@ KERNEL_SEEDS = {
     "head_major_table": bytes([16, 8, 1]) + wide(100) + wide(8) +
     view(0, 0, 3, 2, 16, 48, 1) + view(1, 4096, 3, 2, 16, 48, 1) + bytes([3]) + wide(3) +
     bytes([0]),
+    # fused kernel: v of the same qkv buffer, weight norm, an fp32 NHD cache of 2 blocks of 4
+    "fused_kernel_nhd": FUSED_QKV + bytes([1]) + wide(4) + bytes([0]) +
+    view(1, 64, 4, 1, 24, 8) + bytes([128 + 32]) + cache(0, 0, 4096, 2, 4, 32, 8, 8),
+    # fused kernel: fp8 q_out elsewhere, zero-centred norm, an fp8 HND cache, per-head scales
+    "fused_kernel_fp8_hnd": FUSED_QKV + bytes([1]) + wide(4) + bytes([0]) +
+    view(1, 64, 4, 1, 24, 8) + bytes([1 + 2 + 64 + 128]) + view(0, 30000, 4, 1, 8, 8) +
+    cache(2 + 32, 0, 1024, 2, 4, 32, 8, 32),
+    # fused kernel without a cache: k_out in place
+    "fused_kernel_k_out": FUSED_QKV + bytes([1]) + wide(4) + bytes([0]) +
+    view(1, 64, 4, 1, 24, 8) + bytes([8 + 16 + 32]),
 }
 
 
