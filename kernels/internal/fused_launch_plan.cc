@@ -111,12 +111,17 @@ absl::StatusOr<FusedLaunchPlan> PlanFusedLaunch(const RotarySpec& spec,
                               kSharedPairs / num_pairs, kMaxTokensPerBlock}));
   } else {
     // Small batches: a token per block and the heads split into chunks (blockIdx.y) until the
-    // grid has kTargetBlocks blocks.
+    // grid has kTargetBlocks blocks, but each block keeps a thread per cos/sin pair (at least
+    // a warp): a decode launch is a chain of latencies, and a second round of sincos would
+    // lengthen it (as in the M-RoPE kernel's planner).
     constexpr int64_t kMaxGridY = 65535;
+    constexpr int64_t kWarpSize = 32;
     const int64_t chunks =
         std::clamp<int64_t>(CeilDiv(kTargetBlocks, std::max<int64_t>(1, p.num_tokens)), 1,
                             std::min(heads, kMaxGridY));
-    heads_per_chunk = CeilDiv(heads, chunks);
+    const int64_t min_slots =
+        std::min({heads, max_slots, CeilDiv(std::max(kWarpSize, num_pairs), lanes)});
+    heads_per_chunk = std::max(CeilDiv(heads, chunks), min_slots);
     slots = std::min(heads_per_chunk, max_slots);
   }
   p.heads_per_chunk = static_cast<int32_t>(heads_per_chunk);

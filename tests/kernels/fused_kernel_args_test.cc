@@ -211,13 +211,15 @@ TEST(FusedPlanTest, PrefillCoversEveryHeadInBalancedPasses) {
   EXPECT_EQ(plan->params.num_slots, 64 * 16);
 }
 
-TEST(FusedPlanTest, DecodeSplitsHeadsIntoChunks) {
+TEST(FusedPlanTest, DecodeSplitsHeadsIntoChunksOfAThreadPerPair) {
   const auto plan = kernel_internal::PlanFusedLaunch(Spec(), Args(/*num_tokens=*/2));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->grid_x, 2u);
-  EXPECT_EQ(plan->grid_y, 40u);  // 132 chunks wanted, one head each
-  EXPECT_EQ(plan->params.heads_per_chunk, 1);
-  EXPECT_EQ(plan->block_y, 1u);
+  // 132 chunks wanted; 4 heads of 16 lanes each keep a thread per pair (64): 10 chunks.
+  EXPECT_EQ(plan->params.heads_per_chunk, 4);
+  EXPECT_EQ(plan->grid_y, 10u);
+  EXPECT_EQ(plan->block_x * plan->block_y, 64u);
+  EXPECT_EQ(plan->block_z, 1u);
 }
 
 TEST(FusedPlanTest, MisalignedViewsTakeTheScalarPath) {
