@@ -45,7 +45,7 @@ mutants=(
 )
 
 suites=(//kernels/host_harness:mrope_kernel_host_test //kernels/host_harness:large_offsets_test
-        //kernels/host_harness:mrope_kernel_host_tsan_test)
+        //kernels/host_harness:mrope_kernel_host_tsan_test //tests/rotary:fp8_e4m3_test)
 survived=0
 for i in "${!mutants[@]}"; do
   [ $# -gt 0 ] && [ "$1" != "$i" ] && continue
