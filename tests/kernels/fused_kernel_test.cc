@@ -3,8 +3,11 @@
 // or on the host execution harness (kernels/host_harness). Skips without a GPU like
 // mrope_kernel_test.cc.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 #include <random>
 #include <string>
@@ -17,6 +20,8 @@
 #include "kernels/gpu_util.h"
 #include "kernels/internal/fused_launch_plan.h"
 #include "kernels/internal/fused_params.h"
+#include "mrope/common/json.h"
+#include "mrope/rotary/attention_case.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
 #include "mrope/rotary/fp8_e4m3.h"
@@ -414,6 +419,108 @@ std::vector<FusedCase> Cases() {
   });
   return cases;
 }
+
+// HF's attention-input cases (tests/golden/attn_*, every third): real norm weights, magnitudes
+// and positions through the kernel, q out of place, k to a cache in the case's dtype (NHD) and
+// back in place, Qwen3.5's [q | gate] heads with a NaN gate.
+HostCase FromAttentionCase(const AttentionCase& c) {
+  HostCase h;
+  h.spec = c.spec;
+  const int64_t d = c.spec.head_dim;
+  const int64_t token_stride = (2 * c.q_heads + 2 * c.k_heads) * d;
+  std::vector<float> qkv(c.tokens * token_stride, std::nanf(""));
+  for (int64_t t = 0; t < c.tokens; ++t) {
+    for (int64_t head = 0; head < c.q_heads; ++head) {
+      std::copy_n(&c.q_pre[(t * c.q_heads + head) * d], d, &qkv[t * token_stride + 2 * head * d]);
+    }
+    for (int64_t head = 0; head < c.k_heads; ++head) {
+      const float* k = &c.k_pre[(t * c.k_heads + head) * d];
+      float* row = &qkv[t * token_stride + (2 * c.q_heads + head) * d];
+      std::copy_n(k, d, row);
+      std::copy_n(k, d, row + c.k_heads * d);  // v: k's values
+    }
+  }
+  const auto store = [&](const std::vector<float>& values) {
+    std::vector<uint8_t> bytes(values.size() * ElementSize(c.dtype));
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (c.dtype == DType::kBFloat16) {
+        const uint16_t bits = FloatToBFloat16(values[i]);
+        std::memcpy(&bytes[2 * i], &bits, 2);
+      } else {
+        std::memcpy(&bytes[4 * i], &values[i], 4);
+      }
+    }
+    return bytes;
+  };
+  h.qkv = store(qkv);
+  std::vector<float> weights = c.q_norm_weight;
+  weights.insert(weights.end(), c.k_norm_weight.begin(), c.k_norm_weight.end());
+  h.weights = store(weights);
+  const int64_t size = ElementSize(c.dtype);
+  char* base = reinterpret_cast<char*>(h.qkv.data());
+  FusedMropeArgs& a = h.args;
+  const int32_t dim = static_cast<int32_t>(d);
+  a.q = {base, c.dtype, c.tokens, c.q_heads, dim, token_stride, 2 * d};
+  a.k = {base + 2 * c.q_heads * d * size, c.dtype, c.tokens, c.k_heads, dim, token_stride, d};
+  a.v = {base + (2 * c.q_heads + c.k_heads) * d * size, c.dtype, c.tokens, c.k_heads, dim,
+         token_stride, d};
+  a.k_out = a.k;
+  h.q_out.assign(c.tokens * c.q_heads * d * size, 0);
+  a.q_out = {h.q_out.data(), c.dtype, c.tokens, c.q_heads, dim, c.q_heads * d, d};
+  a.q_norm = {c.norm, h.weights.data(), c.dtype, c.eps};
+  a.k_norm = {c.norm, h.weights.data() + d * size, c.dtype, c.eps};
+  h.positions = c.positions;
+  a.positions = {h.positions.data(), true, c.tokens, c.tokens};
+  const int64_t blocks = c.tokens / kBlockSize + 1;
+  h.k_cache.assign(blocks * kBlockSize * c.k_heads * d * size, 0x5A);
+  h.v_cache = h.k_cache;
+  for (int64_t t = 0; t < c.tokens; ++t) h.slots.push_back(blocks * kBlockSize - 1 - t);
+  a.slot_mapping = h.slots.data();
+  a.cache = {h.k_cache.data(), h.v_cache.data(), c.dtype, blocks, kBlockSize, c.k_heads, dim,
+             kBlockSize * c.k_heads * d, c.k_heads * d, d};
+  a.error_flag = &h.error_flag;
+  return h;
+}
+
+std::vector<std::string> AttentionCaseFiles() {
+  std::vector<std::string> files;
+  for (const char* dir : {"tests/golden/attn_qwen3_vl", "tests/golden/attn_qwen3_5"}) {
+    if (!std::filesystem::is_directory(dir)) continue;
+    std::vector<std::string> in_dir;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json") in_dir.push_back(entry.path().string());
+    }
+    std::sort(in_dir.begin(), in_dir.end());
+    for (size_t i = 0; i < in_dir.size(); i += 3) files.push_back(in_dir[i]);
+  }
+  return files;
+}
+
+class FusedKernelGoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedKernelGoldenTest, MatchesCpuReferenceBitForBit) {
+  MROPE_SKIP_WITHOUT_GPU();
+  const auto doc = ReadJsonFile(GetParam());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const auto c = ParseAttentionCase(*doc);
+  ASSERT_TRUE(c.ok()) << c.status();
+  HostCase expected = FromAttentionCase(*c);
+  const DeviceResult actual = RunOnDevice(expected);
+  ASSERT_TRUE(ApplyFusedReference(expected.spec, expected.args).ok());
+  ExpectSameBytes(expected.qkv, actual.qkv, "qkv (k in place)");
+  ExpectSameBytes(expected.q_out, actual.q_out, "q_out");
+  ExpectSameBytes(expected.k_cache, actual.k_cache, "k cache");
+  ExpectSameBytes(expected.v_cache, actual.v_cache, "v cache");
+  EXPECT_EQ(actual.error_flag, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AttentionCases, FusedKernelGoldenTest,
+                         ::testing::ValuesIn(AttentionCaseFiles()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           const std::filesystem::path path(info.param);
+                           return path.parent_path().filename().string() + "_" +
+                                  path.stem().string();
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Paths, FusedKernelTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<FusedCase>& info) {

@@ -15,6 +15,7 @@ KERNEL_TEST_DEPS = [
     "//kernels:mrope_kernel_args",
     "//kernels:mrope_kernel_launcher",
     "//mrope/common:json",
+    "//mrope/rotary:attention_case",
     "//mrope/rotary:apply",
     "//mrope/rotary:axis_map",
     "//mrope/rotary:cos_sin_table",
@@ -29,4 +30,7 @@ KERNEL_TEST_DEPS = [
     "@com_google_protobuf//:protobuf",
 ]
 
-KERNEL_TEST_DATA = ["//tests/golden:rotary_cases"]
+KERNEL_TEST_DATA = [
+    "//tests/golden:attention_cases",
+    "//tests/golden:rotary_cases",
+]
