@@ -9,10 +9,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
+#include "kernels/fused_reference_case.h"
 #include "mrope/common/json.h"
 #include "mrope/common/json_writer.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/rotary/apply.h"
+#include "mrope/rotary/attention_case.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rotary_case.h"
@@ -45,10 +47,25 @@ void AppendField(absl::string_view key, const std::vector<float>& values,
   AppendJsonArray<float>(values, shape, json);
 }
 
+// An attention-input case: the fused chain's q_out and k_out.
+absl::Status RunAttentionGolden(const Value& doc, std::ostream& out) {
+  MROPE_ASSIGN_OR_RETURN(const AttentionCase in, ParseAttentionCase(doc));
+  MROPE_ASSIGN_OR_RETURN(const FusedCaseOutput chain, RunFusedReference(in));
+  const int64_t d = in.spec.head_dim;
+  std::string json = "{";
+  AppendField("q_out", chain.q_out, {in.tokens, in.q_heads, d}, json);
+  AppendField("k_out", chain.k_out, {in.tokens, in.k_heads, d}, json);
+  json += "}\n";
+  out << json;
+  if (!out) return absl::UnknownError("failed to write the rotary output");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunRotaryGolden(const std::string& case_path, std::ostream& out) {
   MROPE_ASSIGN_OR_RETURN(Value doc, ReadJsonFile(case_path));
+  if (IsAttentionCase(doc)) return RunAttentionGolden(doc, out);
   MROPE_ASSIGN_OR_RETURN(RotaryCase in, ParseRotaryCase(doc));
   MROPE_ASSIGN_OR_RETURN(RotarySpec spec,
                          BuildRotarySpec(in.params, in.layout, SequenceLength(in)));

@@ -10,8 +10,12 @@
 //   q_rot      [B][H][T][D], k_rot [B][Hk][T][D], with the library's own cos/sin, in the layout
 //              of the case's `reference_model` (its family's RopePreset::layout: GPT-J pairs
 //              for glm4v, NeoX halves otherwise or when absent); dims from rotary_dim pass through
-// inv_freq is computed for seq_len = max position + 1 (what HF's dynamic update uses). Floats are
-// printed as the shortest decimals that read back as the same float32.
+// inv_freq is computed for seq_len = max position + 1 (what HF's dynamic update uses).
+// On an attention-input case (README "Attention input cases": q and k before the per-head norm)
+// it prints instead what the fused kernel's CPU reference computes (kernels/fused_reference.h:
+// norm, M-RoPE, rounded once to the case's dtype):
+//   q_out      [T][Hq][D], k_out [T][Hk][D]
+// Floats are printed as the shortest decimals that read back as the same float32.
 
 #include <ostream>
 #include <string>

@@ -12,7 +12,9 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/fused_reference_case.h"
 #include "mrope/common/json.h"
+#include "mrope/rotary/attention_case.h"
 #include "tests/testing/rotary_testing.h"
 
 namespace mrope {
@@ -72,6 +74,30 @@ TEST_P(RotaryCommandGoldenTest, MatchesStoredOutputs) { ExpectMatchesStoredOutpu
 INSTANTIATE_TEST_SUITE_P(AllCases, RotaryCommandGoldenTest,
                          ::testing::ValuesIn(::mrope::testing::RotaryGoldenCases()),
                          ::mrope::testing::GoldenCaseName);
+
+// On an attention-input case: q_out and k_out of the fused chain, in the inputs' shapes, equal
+// to the reference's values (shortest decimals read back as the same floats).
+TEST(RotaryCommandTest, AttentionInputCasesPrintTheFusedChain) {
+  for (const std::string path : {"tests/golden/attn_qwen3_vl/case_001.json",
+                                 "tests/golden/attn_qwen3_5/case_002.json"}) {
+    SCOPED_TRACE(path);
+    const absl::StatusOr<google::protobuf::Value> got = RunCommand(path);
+    ASSERT_TRUE(got.ok()) << got.status();
+    const absl::StatusOr<google::protobuf::Value> doc = ReadJsonFile(path);
+    ASSERT_TRUE(doc.ok()) << doc.status();
+    const absl::StatusOr<AttentionCase> c = ParseAttentionCase(*doc);
+    ASSERT_TRUE(c.ok()) << c.status();
+    const absl::StatusOr<FusedCaseOutput> want = RunFusedReference(*c);
+    ASSERT_TRUE(want.ok()) << want.status();
+    std::vector<int64_t> q_shape, k_shape;
+    EXPECT_EQ(Floats(*got, "q_out", &q_shape), want->q_out);
+    EXPECT_EQ(Floats(*got, "k_out", &k_shape), want->k_out);
+    const int64_t d = c->spec.head_dim;
+    EXPECT_EQ(q_shape, (std::vector<int64_t>{c->tokens, c->q_heads, d}));
+    EXPECT_EQ(k_shape, (std::vector<int64_t>{c->tokens, c->k_heads, d}));
+    EXPECT_EQ(FindField(*got, "q_rot"), nullptr);
+  }
+}
 
 TEST(RotaryCommandTest, FindsTheGoldenCases) {
   EXPECT_GE(::mrope::testing::RotaryGoldenCases().size(), 54u);

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -19,10 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "kernels/fused_reference.h"
+#include "kernels/fused_reference_case.h"
 #include "mrope/common/json.h"
 #include "mrope/rotary/attention_case.h"
-#include "mrope/rotary/half_float.h"
 
 namespace mrope {
 namespace {
@@ -39,70 +37,6 @@ std::vector<std::string> CaseFiles() {
   }
   std::sort(files.begin(), files.end());
   return files;
-}
-
-// Values stored as `dtype` (bfloat16 values are exact in bfloat16).
-std::vector<uint8_t> Store(const std::vector<float>& values, DType dtype) {
-  std::vector<uint8_t> bytes(values.size() * ElementSize(dtype));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::kBFloat16) {
-      const uint16_t bits = FloatToBFloat16(values[i]);
-      std::memcpy(&bytes[2 * i], &bits, 2);
-    } else {
-      std::memcpy(&bytes[4 * i], &values[i], 4);
-    }
-  }
-  return bytes;
-}
-
-std::vector<float> Load(const std::vector<uint8_t>& bytes, DType dtype) {
-  std::vector<float> values(bytes.size() / ElementSize(dtype));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::kBFloat16) {
-      uint16_t bits;
-      std::memcpy(&bits, &bytes[2 * i], 2);
-      values[i] = BFloat16ToFloat(bits);
-    } else {
-      std::memcpy(&values[i], &bytes[4 * i], 4);
-    }
-  }
-  return values;
-}
-
-// The chain's q and k outputs for a case: q read from a [T][Hq][2D] buffer whose second half of
-// each head (Qwen3.5's gate; unused space for Qwen3-VL) is NaN, so a read of it would show.
-struct ChainOutput {
-  std::vector<float> q;
-  std::vector<float> k;
-};
-
-ChainOutput RunChain(const AttentionCase& c) {
-  const int64_t d = c.spec.head_dim;
-  std::vector<float> q_gated(c.tokens * c.q_heads * 2 * d, std::nanf(""));
-  for (int64_t row = 0; row < c.tokens * c.q_heads; ++row) {
-    std::copy_n(&c.q_pre[row * d], d, &q_gated[row * 2 * d]);
-  }
-  std::vector<uint8_t> q = Store(q_gated, c.dtype);
-  std::vector<uint8_t> k = Store(c.k_pre, c.dtype);
-  std::vector<uint8_t> q_weight = Store(c.q_norm_weight, c.dtype);
-  std::vector<uint8_t> k_weight = Store(c.k_norm_weight, c.dtype);
-  std::vector<uint8_t> q_out(c.tokens * c.q_heads * d * ElementSize(c.dtype));
-  std::vector<uint8_t> k_out(k.size());
-  int error_flag = 0;
-
-  FusedMropeArgs a;
-  a.q = {q.data(), c.dtype, c.tokens, c.q_heads, static_cast<int32_t>(d), c.q_heads * 2 * d, 2 * d};
-  a.k = {k.data(), c.dtype, c.tokens, c.k_heads, static_cast<int32_t>(d), c.k_heads * d, d};
-  a.q_out = {q_out.data(), c.dtype, c.tokens, c.q_heads, static_cast<int32_t>(d), c.q_heads * d, d};
-  a.k_out = {k_out.data(), c.dtype, c.tokens, c.k_heads, static_cast<int32_t>(d), c.k_heads * d, d};
-  a.q_norm = {c.norm, q_weight.data(), c.dtype, c.eps};
-  a.k_norm = {c.norm, k_weight.data(), c.dtype, c.eps};
-  a.positions = {c.positions.data(), true, c.tokens, c.tokens};
-  a.error_flag = &error_flag;
-  const absl::Status status = ApplyFusedReference(c.spec, a);
-  EXPECT_TRUE(status.ok()) << status;
-  EXPECT_EQ(error_flag, 0);
-  return {Load(q_out, c.dtype), Load(k_out, c.dtype)};
 }
 
 // The output dtype's ulp at magnitude m (bfloat16: 8 significant bits, float32: 24).
@@ -151,15 +85,16 @@ TEST_P(FusedGoldenTest, MeetsTheAccuracyBar) {
     EXPECT_EQ(c->spec.inv_freq[j], hf->inv_freq[j]) << "inv_freq[" << j << "]";
   }
 
-  const ChainOutput out = RunChain(*c);
+  const auto out = RunFusedReference(*c);
+  ASSERT_TRUE(out.ok()) << out.status();
   const bool bf16 = c->dtype == DType::kBFloat16;
   const std::vector<float>& q_ref = bf16 ? hf->q_out_exact : hf->q_out_hf;
   const std::vector<float>& k_ref = bf16 ? hf->k_out_exact : hf->k_out_hf;
   const double bar = bf16 ? 1.5 : 8.0;
   const int d = c->spec.head_dim;
   const int r = c->spec.rotary_dim;
-  const double q_err = MaxUlpAtPair(out.q, q_ref, d, r, c->dtype);
-  const double k_err = MaxUlpAtPair(out.k, k_ref, d, r, c->dtype);
+  const double q_err = MaxUlpAtPair(out->q_out, q_ref, d, r, c->dtype);
+  const double k_err = MaxUlpAtPair(out->k_out, k_ref, d, r, c->dtype);
   EXPECT_LE(q_err, bar) << "q, against " << (bf16 ? "q_out_exact" : "q_out_hf");
   EXPECT_LE(k_err, bar) << "k, against " << (bf16 ? "k_out_exact" : "k_out_hf");
   double& worst = WorstByGroup()[absl::StrCat(c->model, " ", bf16 ? "bfloat16" : "float32")];
