@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -79,6 +80,22 @@ inline double TimeLaunches(benchmark::State& state, int64_t traffic_bytes, doubl
   return TimeCalls(
       state, stream, traffic_bytes, copy_us, [&] { captured.Launch(stream.get()); },
       kLaunchesPerGraph);
+}
+
+// A benchmark binary's main: without a CUDA device it says so and returns 0; otherwise it
+// registers the benchmarks (`register_all`) and runs those the command line selects.
+inline int RunBenchmarks(int argc, char** argv, const char* binary, void (*register_all)()) {
+  if (gpu_util::DeviceCount() == 0) {
+    std::fprintf(stderr, "%s: no CUDA device available; nothing to measure.\n", binary);
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("device", gpu_util::DeviceName());
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 }  // namespace bench_util

@@ -301,15 +301,5 @@ void RegisterAll() {
 }  // namespace mrope
 
 int main(int argc, char** argv) {
-  if (mrope::gpu_util::DeviceCount() == 0) {
-    std::fprintf(stderr, "fused_kernel_benchmark: no CUDA device available; nothing to measure.\n");
-    return 0;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("device", mrope::gpu_util::DeviceName());
-  mrope::RegisterAll();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return mrope::bench_util::RunBenchmarks(argc, argv, "fused_kernel_benchmark", mrope::RegisterAll);
 }

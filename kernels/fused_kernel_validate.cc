@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -243,21 +242,7 @@ absl::Status ValidateFusedMropeArgs(const RotarySpec& spec, const FusedMropeArgs
   const int64_t num_tokens = args.q.num_tokens;
   MROPE_RETURN_IF_ERROR(kernel_internal::ValidateRotarySources(
       spec, args.positions, args.sequence_delta, args.table, num_tokens));
-  MROPE_RETURN_IF_ERROR(ValidateHeads(args.q, "q", spec.head_dim));
-  MROPE_RETURN_IF_ERROR(ValidateHeads(args.k, "k", spec.head_dim));
-  if (args.q.dtype != args.k.dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("q.dtype=", static_cast<int>(args.q.dtype),
-                     " differs from k.dtype=", static_cast<int>(args.k.dtype)));
-  }
-  if (args.k.num_tokens != num_tokens) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "k.num_tokens=", args.k.num_tokens, " differs from q.num_tokens=", num_tokens));
-  }
-  if (int64_t{args.q.num_heads} + args.k.num_heads > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "q.num_heads=", args.q.num_heads, " + k.num_heads=", args.k.num_heads, " overflows int32"));
-  }
+  MROPE_RETURN_IF_ERROR(kernel_internal::ValidateQk(args.q, args.k, spec.head_dim));
 
   HeadsView q_written = args.q;
   if (args.q_out.data != nullptr) {

@@ -5,9 +5,13 @@
 // host execution harness (kernels/host_harness, MROPE_HOST_HARNESS) the same call runs every
 // CUDA thread of every block as a fiber on the CPU, so the kernel source needs no rewrite.
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "kernels/kernel_params.h"
 
 namespace mrope {
 namespace kernel_internal {
@@ -30,6 +34,26 @@ cudaError_t LaunchKernel(void (*kernel)(Params), dim3 grid, dim3 block, cudaStre
   return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args,
                           /*sharedMem=*/0, stream);
 #endif
+}
+
+// Returns launch(T{}) for T the storage type of `dtype` (float, __nv_bfloat16, __half), or
+// cudaErrorInvalidValue for any other dtype (the validations refuse them before this point).
+template <typename Launch>
+cudaError_t ForStorageType(DType dtype, Launch launch) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return launch(float{});
+    case DType::kBFloat16:
+      return launch(__nv_bfloat16{});
+    case DType::kFloat16:
+      return launch(__half{});
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+inline EnqueueResult ResultOf(cudaError_t error) {
+  return {static_cast<int>(error), error == cudaSuccess ? nullptr : cudaGetErrorString(error)};
 }
 
 }  // namespace kernel_internal

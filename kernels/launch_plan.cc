@@ -15,8 +15,6 @@ namespace {
 
 constexpr int kVectorBytes = 16;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // True if every 16-byte access of a unit of `view` is 16-byte aligned (given that the unit's
 // offsets inside a head are multiples of `vec` elements). Strides of size-1 dims never apply.
 bool VectorAligned(const HeadsView& view, int vec) {
@@ -26,6 +24,13 @@ bool VectorAligned(const HeadsView& view, int vec) {
 }
 
 }  // namespace
+
+uint32_t TokenGroupBlocks(int64_t num_tokens, int64_t tokens_per_block,
+                          const PlanOptions& options) {
+  return static_cast<uint32_t>(std::min<int64_t>(
+      {CeilDiv(num_tokens, tokens_per_block), std::numeric_limits<int32_t>::max(),
+       std::max<int64_t>(1, options.max_grid_x)}));
+}
 
 RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
                               const SequenceDeltaPositions& sequence_delta,
@@ -144,10 +149,7 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   plan.block_z = static_cast<uint32_t>(tokens);
   plan.grid_y = static_cast<uint32_t>(chunks);
   p.heads_per_chunk = static_cast<int32_t>(heads_per_chunk);
-  // The kernel strides over token groups, so grid_x may be capped.
-  plan.grid_x = static_cast<uint32_t>(std::min<int64_t>(
-      {CeilDiv(p.num_tokens, tokens), std::numeric_limits<int32_t>::max(),
-       std::max<int64_t>(1, options.max_grid_x)}));
+  plan.grid_x = TokenGroupBlocks(p.num_tokens, tokens, options);
   return plan;
 }
 

@@ -32,6 +32,12 @@ struct PlanOptions {
   int64_t max_grid_x = std::numeric_limits<int32_t>::max();
 };
 
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Blocks along x for `num_tokens` tokens in groups of `tokens_per_block`, capped (the kernels
+// stride over token groups) at int32 and options.max_grid_x.
+uint32_t TokenGroupBlocks(int64_t num_tokens, int64_t tokens_per_block, const PlanOptions& options);
+
 // The position and cos/sin sources of a launch (validated arguments), as both kernels take them.
 RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
                               const SequenceDeltaPositions& sequence_delta,

@@ -144,21 +144,9 @@ cudaError_t LaunchForType(const LaunchPlan& plan, cudaStream_t stream) {
 }  // namespace
 
 EnqueueResult EnqueueMropeKernel(const LaunchPlan& plan, GpuStream stream) {
-  cudaError_t error = cudaErrorInvalidValue;
-  switch (plan.dtype) {
-    case DType::kFloat32:
-      error = LaunchForType<float>(plan, stream);
-      break;
-    case DType::kBFloat16:
-      error = LaunchForType<__nv_bfloat16>(plan, stream);
-      break;
-    case DType::kFloat16:
-      error = LaunchForType<__half>(plan, stream);
-      break;
-    case DType::kFloat8E4m3:  // refused by the validation: not an input dtype
-      break;
-  }
-  return {static_cast<int>(error), error == cudaSuccess ? nullptr : cudaGetErrorString(error)};
+  return ResultOf(ForStorageType(plan.dtype, [&](auto element) {
+    return LaunchForType<decltype(element)>(plan, stream);
+  }));
 }
 
 }  // namespace kernel_internal

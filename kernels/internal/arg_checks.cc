@@ -242,6 +242,25 @@ absl::Status ValidateTable(const DeviceCosSinTable& table, int num_pairs) {
 
 }  // namespace
 
+absl::Status ValidateQk(const HeadsView& q, const HeadsView& k, int head_dim) {
+  MROPE_RETURN_IF_ERROR(ValidateHeads(q, "q", head_dim));
+  MROPE_RETURN_IF_ERROR(ValidateHeads(k, "k", head_dim));
+  if (q.dtype != k.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("q.dtype=", static_cast<int>(q.dtype),
+                                                   " differs from k.dtype=",
+                                                   static_cast<int>(k.dtype)));
+  }
+  if (q.num_tokens != k.num_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "q.num_tokens=", q.num_tokens, " differs from k.num_tokens=", k.num_tokens));
+  }
+  if (int64_t{q.num_heads} + k.num_heads > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "q.num_heads=", q.num_heads, " + k.num_heads=", k.num_heads, " overflows int32"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateErrorFlag(const int* error_flag) {
   if (error_flag == nullptr) {
     return absl::InvalidArgumentError(

@@ -35,6 +35,10 @@ absl::Status ValidateSpec(const RotarySpec& spec, bool uses_inv_freq);
 absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim,
                            bool fp8_allowed = false);
 
+// q and k as ValidateHeads checks them, with one dtype, one num_tokens and num_heads summing
+// within int32.
+absl::Status ValidateQk(const HeadsView& q, const HeadsView& k, int head_dim);
+
 // The spec (inv_freq only without a table), the table if any, and exactly one position source
 // for num_tokens tokens.
 absl::Status ValidateRotarySources(const RotarySpec& spec, const PositionsView& positions,

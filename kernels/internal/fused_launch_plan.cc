@@ -13,8 +13,6 @@ namespace mrope {
 namespace kernel_internal {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 StridedHeads Strided(const HeadsView& v) {
   return {v.data, v.num_tokens > 1 ? v.token_stride : 0, v.num_heads > 1 ? v.head_stride : 0};
 }
@@ -129,9 +127,7 @@ absl::StatusOr<FusedLaunchPlan> PlanFusedLaunch(const RotarySpec& spec,
   plan.block_y = static_cast<uint32_t>(slots);
   plan.block_z = static_cast<uint32_t>(tokens);
   plan.grid_y = static_cast<uint32_t>(CeilDiv(heads, heads_per_chunk));
-  plan.grid_x = static_cast<uint32_t>(std::min<int64_t>(
-      {CeilDiv(p.num_tokens, tokens), std::numeric_limits<int32_t>::max(),
-       std::max<int64_t>(1, options.max_grid_x)}));
+  plan.grid_x = TokenGroupBlocks(p.num_tokens, tokens, options);
   return plan;
 }
 

@@ -1,5 +1,6 @@
 """The fused kernel's part of report.md: results of kernels/fused_kernel_benchmark.cc
-(fused_benchmark.json), its targets and tables. Stdlib only, like report.py."""
+(fused_benchmark.json), its targets and tables, and the benchmark JSON reader both parts use.
+Stdlib only, like report.py."""
 import json
 import re
 
@@ -12,8 +13,9 @@ MIN_PCT_OF_COPY, MIN_SPEEDUP, LARGE_T = 90.0, 1.8, 4096
 MAX_US, SMALL_T = 3.0, 16
 
 
-def results(path):
-    """({(variant, model, cache, T): counters}, [errors]) from the benchmark JSON, or None."""
+def read_rows(path, name):
+    """({key: counters}, [errors], context) from a Google Benchmark JSON file, or None. `name`
+    (a compiled regex) picks the rows: key is its groups, the last one (T) as an int."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -22,15 +24,20 @@ def results(path):
     rows, errors = {}, []
     for b in doc.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration":
-            continue
-        name = b.get("run_name") or b.get("name", "")
+            continue  # aggregates of --benchmark_repetitions
+        run = b.get("run_name") or b.get("name", "")
         if b.get("error_occurred") or b.get("skipped"):
-            errors.append("%s: %s" % (name, b.get("error_message", "error")))
+            errors.append("%s: %s" % (run, b.get("error_message", "error")))
             continue
-        m = NAME.match(name)
+        m = name.match(run)
         if m:
-            rows[(m.group(1), m.group(2), m.group(3), int(m.group(4)))] = b
-    return rows, errors
+            rows[m.groups()[:-1] + (int(m.groups()[-1]),)] = b
+    return rows, errors, doc.get("context", {})
+
+
+def results(path):
+    """({(variant, model, cache, T): counters}, [errors], context) of the fused benchmark."""
+    return read_rows(path, NAME)
 
 
 def _worst(rows, variant, key, selects, pick):

@@ -13,7 +13,6 @@ calls it after every step, so a run cut off midway still leaves a report.
 Exits 0 when every step passed and the targets are met, or, on a machine without a CUDA
 device (meta key no_device), when the smoke run of the test binary passed; 1 otherwise.
 """
-import json
 import os
 import re
 import sys
@@ -83,23 +82,7 @@ def gtest_results(path):
 
 def benchmark_results(path):
     """({(variant, model, T): counters}, [errors], context) from benchmark JSON, or None."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return None
-    rows, errors = {}, []
-    for b in doc.get("benchmarks", []):
-        if b.get("run_type", "iteration") != "iteration":
-            continue  # aggregates of --benchmark_repetitions
-        name = b.get("run_name") or b.get("name", "")
-        if b.get("error_occurred") or b.get("skipped"):
-            errors.append("%s: %s" % (name, b.get("error_message", "error")))
-            continue
-        m = NAME.match(name)
-        if m:
-            rows[(m.group(1), m.group(2), int(m.group(3)))] = b
-    return rows, errors, doc.get("context", {})
+    return fused_report.read_rows(path, NAME)
 
 
 def fmt(value, digits):
