@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/fused_reference_case.h"
@@ -148,6 +149,47 @@ TEST(RotaryCommandTest, Errors) {
                "k": [[[[1, 0, 0, 0]]]]}})");
   EXPECT_THAT(RunRotaryGolden(bad_position, out).message(),
               HasSubstr("positions[1][0] = -1 is outside"));
+  EXPECT_TRUE(out.str().empty());
+}
+
+// A float32 case by hand: D 4, one q head and one k head, sections [1, 1, 0] interleaved (pair 0
+// on axis t, pair 1 on axis h), inv_freq (1, 0.01).
+std::string HandCase(const std::string& position_ids) {
+  return absl::StrCat(R"({"kind": "attention_input", "model": "attn_test", "dtype": "float32",
+    "config": {"head_dim": 4, "num_heads": 1, "num_kv_heads": 1, "rms_norm_eps": 1e-6,
+               "rope_theta": 10000, "mrope_section": [1, 1, 0], "mrope_interleaved": true,
+               "partial_rotary_factor": 1.0, "rotary_dim": 4, "norm_variant": "weight"},
+    "inputs": {"position_ids": )",
+                      position_ids, R"(, "q_pre": [[[2, 0, 0, 0]]], "k_pre": [[[0, 3, 0, 0]]],
+               "q_norm_weight": [1, 1, 1, 1], "k_norm_weight": [0.5, 0.5, 0.5, 0.5]}})");
+}
+
+TEST(RotaryCommandAttentionTest, NormalizesThenRotatesEachPairOnItsAxis) {
+  const absl::StatusOr<google::protobuf::Value> got =
+      RunCommand(WriteTemp("attention_by_hand.json", HandCase("[[1], [5], [7]]")));
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<int64_t> shape;
+  // q: rms 1, so (2, 0, 0, 0); pair (0, 2) turns by t = 1.
+  const std::vector<float> q = Floats(*got, "q_out", &shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{1, 1, 4}));
+  EXPECT_THAT(q, ::testing::Pointwise(::testing::FloatNear(2e-6f),
+                                      {2 * std::cos(1.0f), 0.0f, 2 * std::sin(1.0f), 0.0f}));
+  // k: rms 1.5, weight 0.5, so (0, 1, 0, 0); pair (1, 3) turns by 0.01 * h = 0.05.
+  const std::vector<float> k = Floats(*got, "k_out", &shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{1, 1, 4}));
+  EXPECT_THAT(k, ::testing::Pointwise(::testing::FloatNear(2e-6f),
+                                      {0.0f, std::cos(0.05f), 0.0f, std::sin(0.05f)}));
+}
+
+TEST(RotaryCommandAttentionTest, Errors) {
+  std::ostringstream out;
+  EXPECT_THAT(
+      RunRotaryGolden(WriteTemp("attention_bad_position.json", HandCase("[[1], [-1], [7]]")), out)
+          .message(),
+      HasSubstr("inputs.position_ids"));
+  std::string two_tokens = HandCase("[[1, 2], [5, 6], [7, 8]]");
+  EXPECT_THAT(RunRotaryGolden(WriteTemp("attention_bad_shape.json", two_tokens), out).message(),
+              HasSubstr("inputs.q_pre: expected shape [2, 1, 4], got [1, 1, 4]"));
   EXPECT_TRUE(out.str().empty());
 }
 
