@@ -67,6 +67,11 @@ struct FusedMropeArgs {
   QkNormArgs q_norm;
   QkNormArgs k_norm;
 
+  // kInverse rotates by -angle (the rotary's backward pass: gradients in, gradients out, with q
+  // and k written as above); both norms must then be kNone (the norm's backward is not
+  // provided).
+  RotationDirection direction = RotationDirection::kForward;
+
   // Position and cos/sin sources exactly as MropeKernelArgs (one position source).
   PositionsView positions;
   SequenceDeltaPositions sequence_delta;

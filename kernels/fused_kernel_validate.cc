@@ -241,7 +241,7 @@ absl::Status ValidateNoOverlap(const FusedMropeArgs& args, const HeadsView& q_wr
 absl::Status ValidateFusedMropeArgs(const RotarySpec& spec, const FusedMropeArgs& args) {
   const int64_t num_tokens = args.q.num_tokens;
   MROPE_RETURN_IF_ERROR(kernel_internal::ValidateRotarySources(
-      spec, args.positions, args.sequence_delta, args.table, num_tokens));
+      spec, args.positions, args.sequence_delta, args.table, args.direction, num_tokens));
   MROPE_RETURN_IF_ERROR(kernel_internal::ValidateQk(args.q, args.k, spec.head_dim));
 
   HeadsView q_written = args.q;
@@ -268,6 +268,12 @@ absl::Status ValidateFusedMropeArgs(const RotarySpec& spec, const FusedMropeArgs
   }
   MROPE_RETURN_IF_ERROR(ValidateNorm(args.q_norm, "q_norm", spec.head_dim));
   MROPE_RETURN_IF_ERROR(ValidateNorm(args.k_norm, "k_norm", spec.head_dim));
+  if (args.direction == RotationDirection::kInverse &&
+      (args.q_norm.form != QkNormForm::kNone || args.k_norm.form != QkNormForm::kNone)) {
+    return absl::InvalidArgumentError(
+        "direction=kInverse with a norm: only the rotary's backward is provided (set q_norm and "
+        "k_norm to kNone)");
+  }
 
   const bool cache_written = args.slot_mapping != nullptr;
   int64_t cache_extent = 0;

@@ -146,10 +146,11 @@ absl::Status ApplyFusedReference(const RotarySpec& spec, const FusedMropeArgs& a
     if (!valid) continue;
     for (int j = 0; j < num_pairs; ++j) {
       const int64_t p = position[spec.axis_map.axis[j]];
-      cos_sin[j] = table ? CosSin{args.table.cos[p * args.table.row_stride + j],
-                                  args.table.sin[p * args.table.row_stride + j]}
-                         : PairCosSin(spec.inv_freq[j], static_cast<float>(p),
-                                      spec.attention_scaling, spec.sincos_math);
+      cos_sin[j] = ForDirection(table ? CosSin{args.table.cos[p * args.table.row_stride + j],
+                                               args.table.sin[p * args.table.row_stride + j]}
+                                      : PairCosSin(spec.inv_freq[j], static_cast<float>(p),
+                                                   spec.attention_scaling, spec.sincos_math),
+                                args.direction);
     }
     for (int h = 0; h < args.q.num_heads; ++h) {
       const std::vector<float> y = NormRotateHead(spec, args.q, t, h, args.q_norm, cos_sin);

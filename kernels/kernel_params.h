@@ -59,6 +59,7 @@ struct RotaryParams {
 
   float attention_scaling = 1.0f;
   SinCosMath sincos_math = SinCosMath::kDouble;
+  RotationDirection direction = RotationDirection::kForward;
   alignas(16) float inv_freq[kMaxRotaryPairs] = {};  // read 4 at a time
   // AxisMap::axis packed four pairs to a word (PackPairAxis), so that the kernel copies them a
   // word at a time.

@@ -34,8 +34,10 @@ uint32_t TokenGroupBlocks(int64_t num_tokens, int64_t tokens_per_block,
 
 RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
                               const SequenceDeltaPositions& sequence_delta,
-                              const DeviceCosSinTable& table, int* error_flag) {
+                              const DeviceCosSinTable& table, RotationDirection direction,
+                              int* error_flag) {
   RotaryParams r;
+  r.direction = direction;
   if (positions.data != nullptr) {
     r.position_source =
         positions.is_int64 ? PositionSource::kPlanarInt64 : PositionSource::kPlanarInt32;
@@ -86,7 +88,7 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   p.rotary_dim = spec.rotary_dim;
 
   p.rotary = PlanRotaryParams(spec, args.positions, args.sequence_delta, args.table,
-                              args.error_flag);
+                              args.direction, args.error_flag);
 
   // Access width: a unit is two vectors (one per half of the rotary dims) of `vec` elements.
   const int num_pairs = spec.rotary_dim / 2;

@@ -41,7 +41,8 @@ uint32_t TokenGroupBlocks(int64_t num_tokens, int64_t tokens_per_block, const Pl
 // The position and cos/sin sources of a launch (validated arguments), as both kernels take them.
 RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
                               const SequenceDeltaPositions& sequence_delta,
-                              const DeviceCosSinTable& table, int* error_flag);
+                              const DeviceCosSinTable& table, RotationDirection direction,
+                              int* error_flag);
 
 // Validates (ValidateMropeKernelArgs) and plans the launch.
 absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKernelArgs& args,

@@ -336,16 +336,18 @@ __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t gr
 }
 
 // cos/sin of each (token, pair) of the group, slot tz * num_pairs + pair, from the staged
-// positions and pair parameters (after a barrier that follows StagePositions).
+// positions and pair parameters (after a barrier that follows StagePositions); sin negated for
+// the inverse rotation.
 __device__ __forceinline__ void StageCosSin(const RotaryParams& p, int tokens_per_block,
                                             int num_pairs, int tid, int num_threads,
                                             RotationShared& shared) {
   for (int i = tid; i < tokens_per_block * num_pairs; i += num_threads) {
     const int tz = i / num_pairs;
     const int pair = i - tz * num_pairs;
-    const CosSin cs =
+    const CosSin cs = ForDirection(
         LookupCosSin(p, pair, shared.inv_freq[pair],
-                     shared.position[tz][UnpackPairAxis(shared.pair_axes, pair)]);
+                     shared.position[tz][UnpackPairAxis(shared.pair_axes, pair)]),
+        p.direction);
     shared.cos[i] = cs.cos;
     shared.sin[i] = cs.sin;
   }

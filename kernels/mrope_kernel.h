@@ -31,6 +31,10 @@
 // multiple of 16 bytes. Otherwise a scalar path (one element per access) gives the same
 // results, slower. Offsets are 64-bit throughout.
 //
+// Backward: args.direction = RotationDirection::kInverse rotates by -angle, which turns the
+// gradients of the rotated q and k into the gradients of their inputs (in place; out of place
+// through LaunchFusedMropeKernel without norms).
+//
 // Positions, cos/sin source: planar [3][T] int32/int64 positions or, for decode, a per-token
 // index plus per-sequence delta (SequenceDeltaPositions); cos/sin from spec.inv_freq or from
 // an fp32 table (DeviceCosSinTable).

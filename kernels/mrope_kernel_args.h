@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/tensor_view.h"
 
 // The CUDA runtime's stream type, declared exactly as <driver_types.h> does, so a cudaStream_t
@@ -71,6 +72,10 @@ struct MropeKernelArgs {
   // cos/sin source: table.cos == nullptr (default) computes them from RotarySpec::inv_freq
   // (double-precision sincos, see mrope/rotary/rope_math.h); otherwise the table is used.
   DeviceCosSinTable table;
+
+  // kInverse rotates by -angle: the backward pass (the gradients of the rotated q and k in, the
+  // gradients of their inputs out, in place).
+  RotationDirection direction = RotationDirection::kForward;
 
   // Required: a device int the kernel ORs kMropeError* bits into (positions live on the
   // device, so only the device can check them). Never cleared by the kernel: the caller zeroes

@@ -275,7 +275,12 @@ absl::Status ValidateErrorFlag(const int* error_flag) {
 
 absl::Status ValidateRotarySources(const RotarySpec& spec, const PositionsView& positions,
                                    const SequenceDeltaPositions& sequence_delta,
-                                   const DeviceCosSinTable& table, int64_t num_tokens) {
+                                   const DeviceCosSinTable& table, RotationDirection direction,
+                                   int64_t num_tokens) {
+  if (!IsRotationDirection(direction)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "direction=", static_cast<int>(direction), " is not kForward or kInverse"));
+  }
   const bool uses_table = table.cos != nullptr || table.sin != nullptr;
   MROPE_RETURN_IF_ERROR(ValidateSpec(spec, !uses_table));
   if (uses_table) MROPE_RETURN_IF_ERROR(ValidateTable(table, spec.rotary_dim / 2));

@@ -39,11 +39,12 @@ absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim,
 // within int32.
 absl::Status ValidateQk(const HeadsView& q, const HeadsView& k, int head_dim);
 
-// The spec (inv_freq only without a table), the table if any, and exactly one position source
-// for num_tokens tokens.
+// The direction, the spec (inv_freq only without a table), the table if any, and exactly one
+// position source for num_tokens tokens.
 absl::Status ValidateRotarySources(const RotarySpec& spec, const PositionsView& positions,
                                    const SequenceDeltaPositions& sequence_delta,
-                                   const DeviceCosSinTable& table, int64_t num_tokens);
+                                   const DeviceCosSinTable& table, RotationDirection direction,
+                                   int64_t num_tokens);
 
 absl::Status ValidateErrorFlag(const int* error_flag);
 

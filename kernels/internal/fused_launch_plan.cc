@@ -50,7 +50,7 @@ absl::StatusOr<FusedLaunchPlan> PlanFusedLaunch(const RotarySpec& spec,
 
   FusedParams& p = plan.params;
   p.rotary = PlanRotaryParams(spec, args.positions, args.sequence_delta, args.table,
-                              args.error_flag);
+                              args.direction, args.error_flag);
   p.q = Strided(args.q);
   p.k = Strided(args.k);
   p.q_out = Strided(q_out);

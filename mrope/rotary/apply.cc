@@ -148,14 +148,19 @@ void RotateToken(const RotarySpec& spec, const HeadsView& v, int64_t t, const Co
 // row `fill_row(t, row)` writes (rotary_dim / 2 entries).
 template <typename FillRow>
 absl::Status RotateAll(const RotarySpec& spec, int64_t num_tokens, const HeadsView& q,
-                       const HeadsView& k, FillRow fill_row) {
+                       const HeadsView& k, RotationDirection direction, FillRow fill_row) {
   MROPE_RETURN_IF_ERROR(ValidateRotarySpec(spec));
+  if (!IsRotationDirection(direction)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("direction must be kForward or kInverse, got ", static_cast<int>(direction)));
+  }
   MROPE_RETURN_IF_ERROR(ValidateHeads(q, "q", spec, num_tokens));
   MROPE_RETURN_IF_ERROR(ValidateHeads(k, "k", spec, num_tokens));
   MROPE_RETURN_IF_ERROR(ValidateDisjointHeads(q, k));
   CosSin row[kMaxRotaryPairs];
   for (int64_t t = 0; t < num_tokens; ++t) {
     fill_row(t, row);
+    for (int j = 0; j < spec.axis_map.num_pairs; ++j) row[j] = ForDirection(row[j], direction);
     RotateToken(spec, q, t, row);
     RotateToken(spec, k, t, row);
   }
@@ -216,21 +221,22 @@ absl::Status ValidateRotarySpec(const RotarySpec& spec) {
 }
 
 absl::Status ApplyMropeReference(const RotarySpec& spec, const PositionsView& positions,
-                                 const HeadsView& q, const HeadsView& k) {
+                                 const HeadsView& q, const HeadsView& k,
+                                 RotationDirection direction) {
   MROPE_RETURN_IF_ERROR(ValidatePositions(positions, kMaxPosition));
-  return RotateAll(spec, positions.num_tokens, q, k,
+  return RotateAll(spec, positions.num_tokens, q, k, direction,
                    [&](int64_t t, CosSin* row) { FillRowOnTheFly(spec, positions, t, row); });
 }
 
 absl::Status ApplyMropeWithTable(const RotarySpec& spec, const CosSinTable& table,
                                  const PositionsView& positions, const HeadsView& q,
-                                 const HeadsView& k) {
+                                 const HeadsView& k, RotationDirection direction) {
   if (table.inv_freq() != spec.inv_freq || table.attention_scaling() != spec.attention_scaling) {
     return absl::InvalidArgumentError(
         "cos/sin table was not built from spec.inv_freq and spec.attention_scaling");
   }
   MROPE_RETURN_IF_ERROR(ValidatePositions(positions, table.max_position()));
-  return RotateAll(spec, positions.num_tokens, q, k, [&](int64_t t, CosSin* row) {
+  return RotateAll(spec, positions.num_tokens, q, k, direction, [&](int64_t t, CosSin* row) {
     for (int j = 0; j < spec.axis_map.num_pairs; ++j) {
       row[j] = table.Get(PositionAt(positions, spec.axis_map.axis[j], t), j);
     }
@@ -247,7 +253,8 @@ absl::Status ApplyRotaryCosSin(const RotarySpec& spec, absl::Span<const CosSin> 
         absl::StrCat("cos_sin must have q.num_tokens * rotary_dim / 2 = ", q.num_tokens, " * ",
                      num_pairs, " entries, got ", cos_sin.size()));
   }
-  return RotateAll(spec, q.num_tokens, q, k, [&](int64_t t, CosSin* row) {
+  return RotateAll(spec, q.num_tokens, q, k, RotationDirection::kForward,
+                   [&](int64_t t, CosSin* row) {
     for (int64_t j = 0; j < num_pairs; ++j) row[j] = cos_sin[t * num_pairs + j];
   });
 }

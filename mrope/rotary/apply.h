@@ -35,14 +35,18 @@ absl::Status ValidateRotarySpec(const RotarySpec& spec);
 // Rotates q [T][Hq][D] and k [T][Hk][D] in place with cos/sin evaluated on the fly from
 // `positions` [3][T]. Storage fp32, bf16 or fp16; math in fp32. Validates the spec, views and
 // positions (shapes, strides, dtypes, sections) and returns InvalidArgument naming the field.
+// RotationDirection::kInverse rotates by -angle: given the gradients of the rotated q and k,
+// it gives the gradients of their inputs (the backward pass), in place.
 absl::Status ApplyMropeReference(const RotarySpec& spec, const PositionsView& positions,
-                                 const HeadsView& q, const HeadsView& k);
+                                 const HeadsView& q, const HeadsView& k,
+                                 RotationDirection direction = RotationDirection::kForward);
 
 // The same, reading cos/sin from `table`, which must have been built from spec.inv_freq and
 // spec.attention_scaling. Gives bit-identical results to ApplyMropeReference.
 absl::Status ApplyMropeWithTable(const RotarySpec& spec, const CosSinTable& table,
                                  const PositionsView& positions, const HeadsView& q,
-                                 const HeadsView& k);
+                                 const HeadsView& k,
+                                 RotationDirection direction = RotationDirection::kForward);
 
 // The same with caller-provided cos/sin: cos_sin[t * (rotary_dim / 2) + j] is used for pair j
 // of token t (axis map and attention scaling already applied; spec.inv_freq is not used).

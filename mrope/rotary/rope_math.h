@@ -214,6 +214,20 @@ MROPE_HOST_DEVICE inline CosSin PairCosSin(float inv_freq, float position,
   return AngleCosSin(RotaryAngle(inv_freq, position), attention_scaling, math);
 }
 
+// Which way a pair is rotated: by +angle (the forward pass), or by -angle, the inverse and
+// transpose of the rotation, which maps the gradient of a rotated q or k to the gradient of
+// its input (the backward pass).
+enum class RotationDirection : uint8_t { kForward = 0, kInverse = 1 };
+
+inline constexpr bool IsRotationDirection(RotationDirection d) {
+  return d == RotationDirection::kForward || d == RotationDirection::kInverse;
+}
+
+// cos/sin of the pair for `direction`: the inverse negates sin (exactly).
+MROPE_HOST_DEVICE inline CosSin ForDirection(CosSin cs, RotationDirection direction) {
+  return direction == RotationDirection::kInverse ? CosSin{cs.cos, -cs.sin} : cs;
+}
+
 // Rotates one pair in fp32: returns (x1*c - x2*s, x2*c + x1*s), each product rounded.
 struct RotatedPair {
   float first;

@@ -58,8 +58,9 @@ double MaxUlpAtPair(const std::vector<float>& actual, const std::vector<float>& 
       const size_t partner = dim < half ? i + half : i - half;
       m = std::hypot(static_cast<double>(expected[i]), static_cast<double>(expected[partner]));
     }
-    const double error = std::abs(static_cast<double>(actual[i]) - expected[i]);
-    worst = std::max(worst, error / UlpAt(m, dtype));
+    const double error = std::abs(static_cast<double>(actual[i]) - expected[i]) / UlpAt(m, dtype);
+    // A NaN counts as infinitely far (std::max would skip it).
+    if (!(error <= worst)) worst = std::isfinite(error) ? error : HUGE_VAL;
   }
   return worst;
 }

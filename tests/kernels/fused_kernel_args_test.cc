@@ -192,6 +192,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "neither slot_mapping nor k_out"},
         BadCase{"NoErrorFlag", [](FusedMropeArgs& a) { a.error_flag = nullptr; },
                 "error_flag is null"},
+        BadCase{"UnknownDirection",
+                [](FusedMropeArgs& a) { a.direction = static_cast<RotationDirection>(5); },
+                "direction=5 is not kForward or kInverse"},
+        BadCase{"BackwardWithANorm",
+                [](FusedMropeArgs& a) { a.direction = RotationDirection::kInverse; },
+                "only the rotary's backward is provided"},
         BadCase{"TwoPositionSources",
                 [](FusedMropeArgs& a) {
                   a.sequence_delta.token_index = reinterpret_cast<const int64_t*>(kPositions);

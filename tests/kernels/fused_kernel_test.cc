@@ -61,6 +61,7 @@ struct FusedCase {
   int skip_slot_every = 3;  // every n-th token gets slot -1 when > 0
   SinCosMath sincos_math = SinCosMath::kFloat32;
   int64_t max_grid_x = 0;  // > 0: launched through the planner with a capped grid
+  RotationDirection direction = RotationDirection::kForward;
 };
 
 constexpr int kBlockSize = 16;
@@ -183,6 +184,7 @@ HostCase MakeCase(const FusedCase& c) {
     a.k_out = a.k;
   }
   a.error_flag = &h.error_flag;
+  a.direction = c.direction;
   h.max_grid_x = c.max_grid_x;
   return h;
 }
@@ -384,6 +386,14 @@ std::vector<FusedCase> Cases() {
   add("bf16_NoCache_KOutInPlace_DoubleSinCos", [](FusedCase& c) {
     c.cache = Cache::kNone;
     c.sincos_math = SinCosMath::kDouble;
+  });
+  // The rotary's backward out of place: gradients of q and k in, of their inputs out.
+  add("fp32_Backward_OutOfPlace", [](FusedCase& c) {
+    c.dtype = DType::kFloat32;
+    c.direction = RotationDirection::kInverse;
+    c.q_norm = c.k_norm = QkNormForm::kNone;
+    c.q_out = QOut::kSeparate;
+    c.cache = Cache::kNone;
   });
   add("bf16_BadSlotsSkipTokens", [](FusedCase& c) {
     c.num_tokens = 9;

@@ -160,7 +160,8 @@ struct PlanarCase {
 };
 
 PlanarCase MakePlanarCase(const KernelCase& c, uint32_t seed, int64_t max_base,
-                          int reference_passes = 1) {
+                          int reference_passes = 1,
+                          RotationDirection direction = RotationDirection::kForward) {
   std::mt19937 rng(seed);
   RotarySpec spec = MakeSpec(c, rng);
   const std::vector<int64_t> positions = VideoPositions(c.num_tokens, max_base, rng);
@@ -168,15 +169,16 @@ PlanarCase MakePlanarCase(const KernelCase& c, uint32_t seed, int64_t max_base,
   std::vector<uint8_t> expected = input;
   const auto [q, k] = Views(c, expected.data());
   for (int pass = 0; pass < reference_passes; ++pass) {
-    EXPECT_TRUE(
-        ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k)
-            .ok());
+    EXPECT_TRUE(ApplyMropeReference(spec, {positions.data(), true, c.num_tokens, c.num_tokens},
+                                    q, k, direction)
+                    .ok());
   }
   PlanarCase planar{std::move(spec), std::move(input), std::move(expected),
                     UploadPositions(positions, false), DeviceBuffer(sizeof(int)), {}};
   planar.flag.Zero();
   planar.args.positions = {planar.positions.data(), true, c.num_tokens, c.num_tokens};
   planar.args.error_flag = planar.flag.As<int>();
+  planar.args.direction = direction;
   return planar;
 }
 
@@ -328,6 +330,23 @@ TEST_P(KernelPathTest, Float32SinCosIsBitExact) {
   c.sincos_math = SinCosMath::kFloat32;
   c.attention_scaling = 0.75f;
   RunPlanar(c);
+}
+
+// The backward pass (the rotation by -angle) on the vector and scalar paths, bit for bit with
+// the reference's inverse (fp32 sincos: the same operations on host and device).
+TEST_P(KernelPathTest, InverseRotationIsTheReferenceBackward) {
+  MROPE_SKIP_WITHOUT_GPU();
+  for (const int misalign : {0, 1}) {
+    KernelCase c = Case();
+    c.num_tokens = 23;
+    c.misalign = misalign;
+    c.sincos_math = SinCosMath::kFloat32;
+    const PlanarCase planar = MakePlanarCase(c, /*seed=*/9, /*max_base=*/90000, 1,
+                                             RotationDirection::kInverse);
+    ExpectMatches(c.dtype, planar.expected,
+                  RotateOnDevice(c, planar.spec, planar.input, planar.args), /*exact=*/true);
+    EXPECT_EQ(ReadFlag(planar.flag), 0);
+  }
 }
 
 TEST_P(KernelPathTest, ScalarPathForMisalignedViews) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,35 @@ TEST(ApplyTest, PreservesNormOfEveryPair) {
   }
 }
 
+// The backward pass: the inverse rotation of a forward-rotated head gives the head back, up to
+// the rounding of the two rotations, and it is the transpose of the forward rotation: for any
+// x and g, <R x, g> = <x, R^T g> (checked in double on the float outputs).
+TEST(ApplyTest, InverseRotationIsTheGradientOfTheForwardOne) {
+  for (const bool interleaved : {false, true}) {
+    const RotarySpec spec =
+        interleaved ? MakeSpec({24, 20, 20}, true) : MakeSpec({16, 24, 24});
+    const std::vector<int64_t> position = {90000, 20, 777};
+    const std::vector<float> x = RandomNormal(128, 11);
+    const std::vector<float> g = RandomNormal(128, 12);
+    const std::vector<float> y = Rotated(spec, x, position);
+    std::vector<float> back = y;
+    std::vector<float> grad = g;
+    for (std::vector<float>* v : {&back, &grad}) {
+      ASSERT_TRUE(ApplyMropeReference(spec, Positions(position),
+                                      View(v->data(), 1, 1, spec.head_dim),
+                                      NoHeads(1, spec.head_dim), RotationDirection::kInverse)
+                      .ok());
+    }
+    for (int d = 0; d < 128; ++d) {
+      const int partner = d < 64 ? d + 64 : d - 64;
+      const double scale = std::hypot(x[d], x[partner]);
+      EXPECT_NEAR(back[d], x[d], 4 * 0x1p-24 * scale + 1e-30) << d;  // two rotations' rounding
+      EXPECT_NE(grad[d], g[d]) << "the inverse must rotate " << d;
+    }
+    EXPECT_NEAR(Dot(y, g), Dot(x, grad), 1e-5 * std::sqrt(Dot(x, x) * Dot(g, g)));
+  }
+}
+
 TEST(ApplyTest, NeoxAndGptjAgreeUnderPairPermutation) {
   const RotarySpec neox = MakeSpec({16, 24, 24});
   const RotarySpec gptj = MakeSpec({16, 24, 24}, false, 128, 128, RotaryLayout::kGptj);
@@ -266,6 +296,16 @@ TEST(ApplyTest, TableAndExplicitCosSinMatchOnTheFly) {
 }
 
 // Every invalid call returns InvalidArgument naming the problem and leaves q untouched.
+TEST(ApplyTest, UnknownDirectionIsRefused) {
+  const RotarySpec spec = MakeSpec({16, 24, 24});
+  std::vector<float> x = RandomNormal(128, 13);
+  const absl::Status status =
+      ApplyMropeReference(spec, Positions({1, 2, 3}), View(x.data(), 1, 1, 128), NoHeads(1, 128),
+                          static_cast<RotationDirection>(2));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("direction must be kForward or kInverse"));
+}
+
 TEST(ApplyTest, ValidationErrors) {
   const RotarySpec spec = MakeSpec({16, 24, 24});
   const std::vector<float> original = RandomNormal(2 * 128, 11);
