@@ -41,6 +41,7 @@ mutants=(
   "$fused|!TokenSkipped(fused.rotation.skip_axis[z]) && !fused.slot_bad[z]|!TokenSkipped(fused.rotation.skip_axis[z])|fused: tokens with a bad slot written anyway"
   "$fused|return ScaledFp8E4m3(value, scale);|return FloatToFp8E4m3(value);|fused: fp8 scale ignored"
   "$fused|first_of_pair = (d & 1) == 0;|first_of_pair = (d & 1) == 1;|fused: GPT-J pair halves swapped"
+  "$device|        p.direction);|        RotationDirection::kForward);|backward: the inverse direction ignored"
   "$fp8|rest == 0x80000u && (q & 1u) != 0|rest == 0x80000u|fp8: ties rounded away from zero"
 )
 
