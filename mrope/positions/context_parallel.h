@@ -1,0 +1,77 @@
+#ifndef MROPE_POSITIONS_CONTEXT_PARALLEL_H_
+#define MROPE_POSITIONS_CONTEXT_PARALLEL_H_
+
+// Context-parallel (CP) slices of a training batch's positions, cut exactly as Megatron-LM
+// (RotaryEmbedding's get_pos_emb_on_this_cp_rank) and TransformerEngine
+// (fused_apply_rotary_pos_emb_thd with cp_size / cp_rank) cut the rotary: every sequence,
+// padded to a multiple of 2 * cp_size, is split into 2 * cp_size equal chunks, and rank r holds
+// chunk r and chunk 2 * cp_size - 1 - r (the load balance for causal attention), in that order.
+// Only the rank's own windows are filled (SequencePositions::Fill), never the other ranks'.
+//
+// Packed (THD): the sequences of a packed batch, each with its padded length (the
+// cu_seqlens_padded of TE / Megatron), give the rank's [3][sum(padded) / cp_size] positions,
+// sequence after sequence. Padded (BSHD): the rows of a [B][S] batch with padded length S each
+// give [3][B][S / cp_size] (row-major over rows, the same layout).
+//
+// Padding: tokens past a sequence's prompt (up to its padded length) get decode positions,
+// index + delta on every axis, as SequencePositions::Fill gives past the prompt. A padded
+// length that is not a multiple of 2 * cp_size, or shorter than its sequence, is refused:
+// mrope does not pad on its own, since the caller's attention must see the same layout.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "mrope/positions/limits.h"
+#include "mrope/positions/position_buffer.h"
+#include "mrope/positions/sequence_positions.h"
+
+namespace mrope {
+
+// Tokens [begin, end) of one sequence.
+struct TokenRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// Rank cp_rank's two chunks of a sequence of padded_length tokens: [r * c, (r + 1) * c) and
+// [(2 * cp_size - 1 - r) * c, ...), c = padded_length / (2 * cp_size). InvalidArgument for
+// cp_size < 1, cp_rank outside [0, cp_size) or padded_length not a non-negative multiple of
+// 2 * cp_size.
+absl::StatusOr<std::array<TokenRange, 2>> ContextParallelChunks(int64_t padded_length,
+                                                                int cp_size, int cp_rank);
+
+template <typename Out>
+struct ContextParallelPositions {
+  PositionBuffer<Out> positions;  // [3][num_tokens]: rank r's tokens, sequence after sequence
+  // The rank's local varlen layout: {0, p0 / cp_size, p0 / cp_size + p1 / cp_size, ...}.
+  std::vector<int64_t> cu_seqlens;
+  // Of each local token, its index in the padded packed batch (earlier sequences' padded
+  // lengths plus its index in its sequence): what to gather q, k and the labels by.
+  std::vector<int64_t> token_index;
+  int64_t num_tokens = 0;
+};
+
+// Rank cp_rank's positions of `sequences` (each planned alone) with padded_lengths[i] tokens
+// each (>= its num_tokens, a multiple of 2 * cp_size). Errors name the sequence, its lengths
+// and cp_size; the rank's tokens are limited by limits.max_total_tokens.
+template <typename Out>
+absl::StatusOr<ContextParallelPositions<Out>> ContextParallelSlice(
+    absl::Span<const SequencePositions> sequences, absl::Span<const int64_t> padded_lengths,
+    int cp_size, int cp_rank, const PositionLimits& limits = {});
+
+extern template absl::StatusOr<ContextParallelPositions<int64_t>> ContextParallelSlice<int64_t>(
+    absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
+    const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<int32_t>> ContextParallelSlice<int32_t>(
+    absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
+    const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<float>> ContextParallelSlice<float>(
+    absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
+    const PositionLimits&);
+
+}  // namespace mrope
+
+#endif  // MROPE_POSITIONS_CONTEXT_PARALLEL_H_
