@@ -7,6 +7,7 @@ KERNEL_TEST_SRCS = [
     "//tests/kernels:kernel_test_util.cc",
     "//tests/kernels:kernel_test_util.h",
     "//tests/kernels:mrope_kernel_test.cc",
+    "//tests/kernels:packed_kernel_test.cc",
 ]
 
 KERNEL_TEST_DEPS = [
@@ -15,6 +16,8 @@ KERNEL_TEST_DEPS = [
     "//kernels:mrope_kernel_args",
     "//kernels:mrope_kernel_launcher",
     "//mrope/common:json",
+    "//mrope/positions",
+    "//mrope/positions:context_parallel",
     "//mrope/rotary:attention_case",
     "//mrope/rotary:apply",
     "//mrope/rotary:axis_map",
@@ -23,6 +26,7 @@ KERNEL_TEST_DEPS = [
     "//mrope/rotary:rope_math",
     "//mrope/rotary:rope_params",
     "//mrope/rotary:rotary_case",
+    "//tests/testing:positions_testing",
     "//tests/testing:rotary_testing",
     "@com_google_absl//absl/status",
     "@com_google_absl//absl/status:statusor",
