@@ -16,8 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "google/protobuf/struct.pb.h"
-#include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
 #include "mrope/positions/model_config.h"
@@ -269,10 +267,8 @@ class Model {
   // files' flat `config` fields (ModelConfigFromFlatJson, mrope/service/case_model.h).
   static std::shared_ptr<Model> WithOverrides(const std::string& preset,
                                               const std::string& overrides_json) {
-    ModelSpec spec = ValueOrThrow(PresetModelSpec(preset));
-    const google::protobuf::Value overrides = ValueOrThrow(ParseJson(overrides_json));
-    spec.positions = ValueOrThrow(ModelConfigFromFlatJson(preset, overrides));
-    return std::make_shared<Model>(std::move(spec));
+    return std::make_shared<Model>(
+        ValueOrThrow(PresetModelSpecWithOverrides(preset, overrides_json)));
   }
 
   Plan MakePlan(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
