@@ -46,31 +46,37 @@ absl::Status MakeModel(absl::StatusOr<ModelSpec> spec, mrope_model** model) {
   return absl::OkStatus();
 }
 
-// A caller's [count] array as a vector. count is checked against `limit` (the batch's token
-// count: no list can have more entries than the batch has tokens) before anything is
-// allocated.
+// OK when a caller's list of `count` entries (of `width` values each) is readable: at most
+// `limit` entries (the batch's token count: no list can have more entries than the batch has
+// tokens), checked before anything is allocated.
 template <typename T>
-absl::StatusOr<std::vector<T>> ReadList(const T* data, int64_t count, int64_t limit,
-                                        const char* name) {
-  if (count == 0) return std::vector<T>();
-  if (data == nullptr) {
+absl::Status CheckList(const T* data, int64_t count, int64_t limit, const char* name) {
+  if (count < 0 || count > limit) {
+    return absl::InvalidArgumentError(absl::StrCat("batch: ", name, " has ", count,
+                                                   " entries, expected 0..", limit,
+                                                   " (the batch's token count)"));
+  }
+  if (count > 0 && data == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("batch->", name, " is NULL with ", count,
                                                    " entries"));
   }
-  if (count < 0 || count > limit) {
-    return absl::InvalidArgumentError(absl::StrCat("batch->num ", name, " is ", count,
-                                                   ", expected 0..", limit,
-                                                   " (the batch's token count)"));
-  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::StatusOr<std::vector<T>> ReadList(const T* data, int64_t count, int64_t limit,
+                                        const char* name) {
+  MROPE_RETURN_IF_ERROR(CheckList(data, count, limit, name));
   return std::vector<T>(data, data + count);
 }
 
+// [count][3] (t, h, w) rows.
 absl::StatusOr<std::vector<Grid>> ReadGrids(const int64_t* data, int64_t count, int64_t limit,
                                             const char* name) {
-  MROPE_ASSIGN_OR_RETURN(const std::vector<int64_t> flat, ReadList(data, count, limit, name));
+  MROPE_RETURN_IF_ERROR(CheckList(data, count, limit, name));
   std::vector<Grid> grids(count);
   for (int64_t i = 0; i < count; ++i) {
-    grids[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+    grids[i] = {data[3 * i], data[3 * i + 1], data[3 * i + 2]};
   }
   return grids;
 }
