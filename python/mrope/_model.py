@@ -20,14 +20,13 @@ class Model:
     so every family mrope supports works here.
     """
 
-    __slots__ = ("_impl", "_positional", "_source", "_cuda")
+    __slots__ = ("_impl", "_positional", "_source")
 
     def __init__(self, impl, source):
         """Wraps an ``_mrope.Model`` made from ``source`` (see ``_load``); use
         ``Model.from_config``."""
         object.__setattr__(self, "_impl", impl)
         object.__setattr__(self, "_source", source)
-        object.__setattr__(self, "_cuda", None)  # mrope.cuda's handle, made on first use
         # The arguments HF's get_rope_index of this family takes after the grids, in order, so
         # that HF's positional calls (Qwen2VLModel.forward passes attention_mask 4th) work.
         if impl.has_audio:
