@@ -21,7 +21,8 @@ synchronises; do it when convenient.
 
 When torch is importable, both ops are also torch custom ops (``torch.ops.mrope.apply_mrope_``,
 ``torch.ops.mrope.fused_mrope_``, with fake implementations and declared mutations), and torch
-tensors go through them, so ``torch.compile`` and CUDA-graph capture trace them.
+tensors go through them; inside ``torch.compile``'d code call ``torch.ops.mrope.*`` with
+``model_key(model)`` (the Python wrappers themselves hold a lock and are not traced).
 
 The library is ``libmrope_c.so`` in this package (or ``$MROPE_C_LIBRARY``), called through
 ctypes: this module needs neither the compiled position extension nor torch (imported only to
@@ -35,7 +36,8 @@ import threading
 from mrope import _arrays
 from mrope import _capi
 
-__all__ = ["apply_mrope_", "fused_mrope_", "error_flag", "ERROR_POSITION_OUT_OF_RANGE",
+__all__ = ["apply_mrope_", "fused_mrope_", "error_flag", "model_key",
+           "ERROR_POSITION_OUT_OF_RANGE",
            "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"]
 
 ERROR_POSITION_OUT_OF_RANGE = _capi.ERROR_POSITION_OUT_OF_RANGE
@@ -152,6 +154,9 @@ def error_flag(like):
         return _flags[key]
 
 
+_default_error_flag = error_flag  # for functions whose parameter is named error_flag
+
+
 class _Launch:
     """One launch's arguments read from tensors, checked for one device."""
 
@@ -250,6 +255,7 @@ def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, 
     args.k = launch.heads(k, "k", info.head_dim)
     args.positions = launch.positions(positions)
     args.table = launch.table(cos_sin_cache, info)
+    flag = _default_error_flag(q) if flag is None else flag
     args.error_flag = launch.scalar_tensor(flag, "error_flag", "int32")
     _capi.call("mrope_launch_kernel", rotary, ctypes.byref(args), stream)
 
@@ -274,12 +280,12 @@ def apply_mrope_(q, k, positions, model, *, seq_len=1, sincos_math="double",
         stream: cudaStream_t (int) or a stream object; default the framework's current one.
     """
     source = _source(model)
-    flag = error_flag if error_flag is not None else globals()["error_flag"](q)
     if stream is None and _torch_ops is not None and _torch_ops.is_tensor(q):
-        _torch_ops.apply_mrope_(q, k, positions, _key(source), seq_len, sincos_math,
+        flag = _default_error_flag(q) if error_flag is None else error_flag
+        _torch_ops.apply_mrope_(q, k, positions, model_key(model), seq_len, sincos_math,
                                 cos_sin_cache, flag)
         return
-    _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag,
+    _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, error_flag,
                   _stream(stream, q))
 
 
@@ -318,6 +324,7 @@ def _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cach
                                         args.q.num_tokens)
         args.cache = _cache(launch, k_cache, v_cache, cache_layout, k_scale, v_scale,
                             info.head_dim)
+    flag = _default_error_flag(q) if flag is None else flag
     args.error_flag = launch.scalar_tensor(flag, "error_flag", "int32")
     _capi.call("mrope_launch_fused_kernel", rotary, ctypes.byref(args), stream)
 
@@ -384,20 +391,23 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
     cache it is required. Other arguments as apply_mrope_.
     """
     source = _source(model)
-    flag = error_flag if error_flag is not None else globals()["error_flag"](q)
     tensors = (q_out, q_scale, k_out, q_norm_weight, k_norm_weight, slot_mapping, k_cache,
                v_cache, k_scale, v_scale)
     if stream is None and _torch_ops is not None and _torch_ops.is_tensor(q):
-        _torch_ops.fused_mrope_(q, k, v, positions, _key(source), seq_len, sincos_math,
+        flag = _default_error_flag(q) if error_flag is None else error_flag
+        _torch_ops.fused_mrope_(q, k, v, positions, model_key(model), seq_len, sincos_math,
                                 cos_sin_cache, flag, *tensors, norm, eps, cache_layout)
         return
-    _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache, flag,
+    _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache, error_flag,
                   _stream(stream, q), q_out, q_scale, k_out, q_norm_weight, k_norm_weight,
                   norm, eps, slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale)
 
 
-def _key(source):
-    """The short name the torch ops carry for a model (its C handle is made here)."""
+def model_key(model):
+    """The name the torch ops take for ``model`` (its C ABI handle is made here, once). Inside
+    torch.compile'd code call the ops with it:
+    ``torch.ops.mrope.apply_mrope_(q, k, positions, key, seq_len, "double", None, flag)``."""
+    source = _source(model)
     _model_handle(source)
     with _lock:
         return _models[source][1]
