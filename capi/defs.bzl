@@ -16,6 +16,7 @@ def mrope_c_shared_library(name, deps, testonly = False):
         additional_linker_inputs = [":mrope_c.lds"],
         linkopts = [
             "-Wl,--version-script=$(location :mrope_c.lds)",
+            "-Wl,-soname," + name,  # what consumers record (IMPORTED_SONAME in CMake)
             "-Wl,--no-undefined",
             "-Wl,--as-needed",  # only the system libraries the ABI actually calls
         ],
