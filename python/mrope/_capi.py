@@ -108,6 +108,8 @@ _SIGNATURES = {
                                            ctypes.c_size_t]),
     "mrope_rotary_free": (None, [_P]),
     "mrope_rotary_get_info": (ctypes.c_int, [_P, _P, _P, ctypes.c_size_t]),
+    "mrope_rotary_cos_sin": (ctypes.c_int, [_P, _P, _P, _P, ctypes.c_int64, _P,
+                                            ctypes.c_size_t]),
     "mrope_launch_kernel": (ctypes.c_int, [_P, _P, _P, _P, ctypes.c_size_t]),
     "mrope_launch_fused_kernel": (ctypes.c_int, [_P, _P, _P, _P, ctypes.c_size_t]),
 }

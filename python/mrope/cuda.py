@@ -36,7 +36,7 @@ import threading
 from mrope import _arrays
 from mrope import _capi
 
-__all__ = ["apply_mrope_", "fused_mrope_", "error_flag", "model_key",
+__all__ = ["apply_mrope_", "fused_mrope_", "cos_sin", "error_flag", "model_key",
            "ERROR_POSITION_OUT_OF_RANGE",
            "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"]
 
@@ -401,6 +401,26 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
     _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache, error_flag,
                   _stream(stream, q), q_out, q_scale, k_out, q_norm_weight, k_norm_weight,
                   norm, eps, slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale)
+
+
+def cos_sin(positions, model, *, seq_len=1, sincos_math="double"):
+    """(cos, sin), numpy float32 [T, rotary_dim / 2], that the kernels use for host positions
+    [3, T] (or [T]): axis map and attention scaling applied (mrope_rotary_cos_sin)."""
+    import numpy  # only here: the launches need no numpy
+    rotary, info = _rotary(_source(model), seq_len, sincos_math)
+    positions = numpy.ascontiguousarray(positions)
+    if positions.dtype not in (numpy.int32, numpy.int64) or positions.ndim not in (1, 2):
+        raise ValueError(f"positions: expected int32/int64 [3, T] or [T], got "
+                         f"{positions.dtype} {positions.shape}")
+    tokens = positions.shape[-1]
+    view = _capi.PositionsView(data=positions.ctypes.data,
+                               is_int64=positions.dtype == numpy.int64, num_tokens=tokens,
+                               axis_stride=tokens if positions.ndim == 2 else 0)
+    cos = numpy.empty((tokens, info.num_pairs), numpy.float32)
+    sin = numpy.empty_like(cos)
+    _capi.call("mrope_rotary_cos_sin", rotary, ctypes.byref(view), cos.ctypes.data,
+               sin.ctypes.data, cos.size)
+    return cos, sin
 
 
 def model_key(model):

@@ -139,6 +139,14 @@ def test_fp16_and_bf16_round_once_to_nearest_even(model, prompt):
     assert np.array_equal(bits[:, :6], expected)
 
 
+def test_cos_sin_is_the_models_own(model, prompt):
+    positions, cos, sin = prompt
+    got_cos, got_sin = mc.cos_sin(positions, model, seq_len=TOKENS)
+    assert np.array_equal(got_cos, cos) and np.array_equal(got_sin, sin)
+    with pytest.raises(ValueError, match="positions: expected"):
+        mc.cos_sin(positions.astype(np.float32), model)
+
+
 def test_text_only_positions_as_one_row(model):
     positions = np.arange(TOKENS, dtype=np.int64)
     one_row, three_rows = qkv_buffer(), qkv_buffer()
