@@ -24,6 +24,10 @@ if [ -n "$other" ]; then
   exit 1
 fi
 needed=$(readelf -d "$library" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+# A sanitizer build (tools/test.sh's --config=asan / tsan passes) also needs its runtimes.
+if grep -qE '^lib(asan|tsan)\.so' <<< "$needed"; then
+  allowed+='|lib(asan|ubsan|tsan)\.so\.[0-9]+'
+fi
 bad=$(grep -vE "^($allowed)$" <<< "$needed" || true)
 if [ -n "$bad" ]; then
   echo "needs libraries outside the allowed set ($allowed):"

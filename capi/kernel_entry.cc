@@ -118,8 +118,7 @@ absl::StatusOr<PagedKvCache> ToCache(const mrope_paged_kv_cache& in) {
 absl::Status LaunchKernel(const mrope_rotary* rotary, const mrope_kernel_args* args_in,
                           mrope_stream stream) {
   if (rotary == nullptr) return NullArgument("rotary");
-  MROPE_ASSIGN_OR_RETURN(const mrope_kernel_args in,
-                         ReadVersioned(args_in, "args", kKernelArgsV1));
+  MROPE_ASSIGN_OR_RETURN(const mrope_kernel_args in, ReadVersioned(args_in, "args", kKernelArgsV1));
   MropeKernelArgs args;
   MROPE_ASSIGN_OR_RETURN(args.q, ToHeads(in.q, "args->q.dtype"));
   MROPE_ASSIGN_OR_RETURN(args.k, ToHeads(in.k, "args->k.dtype"));
@@ -160,16 +159,14 @@ extern "C" {
 
 int mrope_launch_kernel(const mrope_rotary* rotary, const mrope_kernel_args* args,
                         mrope_stream stream, char* message, size_t message_size) {
-  return mrope::capi::Guarded(message, message_size, [&] {
-    return mrope::capi::LaunchKernel(rotary, args, stream);
-  });
+  return mrope::capi::Guarded(message, message_size,
+                              [&] { return mrope::capi::LaunchKernel(rotary, args, stream); });
 }
 
 int mrope_launch_fused_kernel(const mrope_rotary* rotary, const mrope_fused_args* args,
                               mrope_stream stream, char* message, size_t message_size) {
-  return mrope::capi::Guarded(message, message_size, [&] {
-    return mrope::capi::LaunchFused(rotary, args, stream);
-  });
+  return mrope::capi::Guarded(message, message_size,
+                              [&] { return mrope::capi::LaunchFused(rotary, args, stream); });
 }
 
 }  // extern "C"

@@ -57,8 +57,8 @@ absl::Status CheckList(const T* data, int64_t count, int64_t limit, const char* 
                                                    " (the batch's token count)"));
   }
   if (count > 0 && data == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("batch->", name, " is NULL with ", count,
-                                                   " entries"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch->", name, " is NULL with ", count, " entries"));
   }
   return absl::OkStatus();
 }
@@ -84,9 +84,8 @@ absl::StatusOr<std::vector<Grid>> ReadGrids(const int64_t* data, int64_t count, 
 absl::StatusOr<Prompt> ReadBatch(const mrope_batch& in) {
   if (in.batch_size < 0 || in.seq_len < 0 ||
       (in.seq_len > 0 && in.batch_size > INT64_MAX / in.seq_len)) {
-    return absl::InvalidArgumentError(absl::StrCat("batch: batch_size ", in.batch_size,
-                                                   " x seq_len ", in.seq_len,
-                                                   " is not a valid size"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch: batch_size ", in.batch_size, " x seq_len ", in.seq_len, " is not a valid size"));
   }
   const int64_t tokens = in.batch_size * in.seq_len;
   if (tokens > 0 && in.input_ids == nullptr) return NullArgument("batch->input_ids");
@@ -103,25 +102,24 @@ absl::StatusOr<Prompt> ReadBatch(const mrope_batch& in) {
                          ReadGrids(in.image_grid_thw, in.num_images, tokens, "image_grid_thw"));
   MROPE_ASSIGN_OR_RETURN(media.video_grid_thw,
                          ReadGrids(in.video_grid_thw, in.num_videos, tokens, "video_grid_thw"));
-  MROPE_ASSIGN_OR_RETURN(media.second_per_grid_ts,
-                         ReadList(in.second_per_grid_ts, in.num_second_per_grid_ts, tokens,
-                                  "second_per_grid_ts"));
+  MROPE_ASSIGN_OR_RETURN(
+      media.second_per_grid_ts,
+      ReadList(in.second_per_grid_ts, in.num_second_per_grid_ts, tokens, "second_per_grid_ts"));
   MROPE_ASSIGN_OR_RETURN(media.video_second_per_grid,
-                         ReadList(in.video_second_per_grid, in.num_video_second_per_grid,
-                                  tokens, "video_second_per_grid"));
+                         ReadList(in.video_second_per_grid, in.num_video_second_per_grid, tokens,
+                                  "video_second_per_grid"));
   MROPE_ASSIGN_OR_RETURN(media.audio_feature_lengths,
-                         ReadList(in.audio_feature_lengths, in.num_audio_feature_lengths,
-                                  tokens, "audio_feature_lengths"));
+                         ReadList(in.audio_feature_lengths, in.num_audio_feature_lengths, tokens,
+                                  "audio_feature_lengths"));
   media.use_audio_in_video = in.use_audio_in_video != 0;
   return prompt;
 }
 
-absl::Status CheckCapacity(const void* data, int64_t capacity, size_t needed,
-                           const char* name) {
+absl::Status CheckCapacity(const void* data, int64_t capacity, size_t needed, const char* name) {
   if (needed > 0 && data == nullptr) return NullArgument(name);
   if (capacity < 0 || static_cast<uint64_t>(capacity) < needed) {
-    return absl::InvalidArgumentError(absl::StrCat(name, "_capacity is ", capacity,
-                                                   ", the batch needs ", needed));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, "_capacity is ", capacity, ", the batch needs ", needed));
   }
   return absl::OkStatus();
 }
@@ -129,16 +127,13 @@ absl::Status CheckCapacity(const void* data, int64_t capacity, size_t needed,
 template <typename Out>
 absl::Status ComputeInto(const PositionService& service, const Prompt& prompt,
                          const mrope_positions_out& out) {
-  MROPE_ASSIGN_OR_RETURN(PositionResult<Out> result,
-                         service.Compute<Out>(prompt, OutputOptions()));
+  MROPE_ASSIGN_OR_RETURN(PositionResult<Out> result, service.Compute<Out>(prompt, OutputOptions()));
   const auto& positions = result.position_ids;
   const auto& deltas = result.mrope_position_deltas;
-  MROPE_RETURN_IF_ERROR(
-      CheckCapacity(out.position_ids, out.position_ids_capacity, positions.size(),
-                    "out->position_ids"));
-  MROPE_RETURN_IF_ERROR(CheckCapacity(out.mrope_position_deltas,
-                                      out.mrope_position_deltas_capacity, deltas.size(),
-                                      "out->mrope_position_deltas"));
+  MROPE_RETURN_IF_ERROR(CheckCapacity(out.position_ids, out.position_ids_capacity, positions.size(),
+                                      "out->position_ids"));
+  MROPE_RETURN_IF_ERROR(CheckCapacity(out.mrope_position_deltas, out.mrope_position_deltas_capacity,
+                                      deltas.size(), "out->mrope_position_deltas"));
   if (!positions.empty()) {
     std::memcpy(out.position_ids, positions.data(), positions.size() * sizeof(Out));
   }
@@ -163,8 +158,7 @@ absl::Status ComputePositions(const mrope_model* model, const mrope_batch* batch
     case MROPE_POSITIONS_FLOAT32:
       return ComputeInto<float>(model->service, prompt, out);
     default:
-      return absl::InvalidArgumentError(absl::StrCat("out->position_type is ",
-                                                     out.position_type,
+      return absl::InvalidArgumentError(absl::StrCat("out->position_type is ", out.position_type,
                                                      ", expected 0 (int64), 1 (int32) or "
                                                      "2 (float32)"));
   }
@@ -181,8 +175,8 @@ absl::Status CreateRotary(const mrope_model* model, int64_t seq_len, int32_t sin
         absl::StrCat("model '", spec.name, "' has no rotary parameters (positions only)"));
   }
   if (sincos_math != MROPE_SINCOS_DOUBLE && sincos_math != MROPE_SINCOS_FLOAT32) {
-    return absl::InvalidArgumentError(absl::StrCat("sincos_math is ", sincos_math,
-                                                   ", expected 0 (double) or 1 (float32)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sincos_math is ", sincos_math, ", expected 0 (double) or 1 (float32)"));
   }
   MROPE_ASSIGN_OR_RETURN(RotarySpec rotary_spec,
                          BuildRotarySpec(*spec.rope, RotaryLayoutOf(spec), seq_len));
@@ -248,8 +242,8 @@ int mrope_model_from_config_text(const char* path, const char* text, size_t text
   });
 }
 
-int mrope_model_with_overrides(const char* preset, const char* overrides_json,
-                               mrope_model** model, char* message, size_t message_size) {
+int mrope_model_with_overrides(const char* preset, const char* overrides_json, mrope_model** model,
+                               char* message, size_t message_size) {
   return Guarded(message, message_size, [&] {
     if (preset == nullptr) return NullArgument("preset");
     if (overrides_json == nullptr) return NullArgument("overrides_json");
@@ -282,9 +276,8 @@ int mrope_compute_positions(const mrope_model* model, const mrope_batch* batch,
 
 int mrope_rotary_create(const mrope_model* model, int64_t seq_len, int32_t sincos_math,
                         mrope_rotary** rotary, char* message, size_t message_size) {
-  return Guarded(message, message_size, [&] {
-    return mrope::capi::CreateRotary(model, seq_len, sincos_math, rotary);
-  });
+  return Guarded(message, message_size,
+                 [&] { return mrope::capi::CreateRotary(model, seq_len, sincos_math, rotary); });
 }
 
 void mrope_rotary_free(mrope_rotary* rotary) { delete rotary; }
@@ -307,9 +300,8 @@ int mrope_rotary_get_info(const mrope_rotary* rotary, mrope_rotary_info* info, c
 int mrope_rotary_cos_sin(const mrope_rotary* rotary, const mrope_positions_view* positions,
                          float* cos, float* sin, int64_t capacity, char* message,
                          size_t message_size) {
-  return Guarded(message, message_size, [&] {
-    return mrope::capi::RotaryCosSin(rotary, positions, cos, sin, capacity);
-  });
+  return Guarded(message, message_size,
+                 [&] { return mrope::capi::RotaryCosSin(rotary, positions, cos, sin, capacity); });
 }
 
 }  // extern "C"

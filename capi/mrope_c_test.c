@@ -5,13 +5,13 @@
  *
  * Writes one JUnit <testcase> per check group to $XML_OUTPUT_FILE (Bazel), so the test
  * summary counts them. */
+#include "mrope/mrope_c.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "mrope/mrope_c.h"
 
 #ifdef MROPE_C_TEST_CUDA
 #include <cuda_runtime.h>
@@ -86,8 +86,8 @@ static void Synchronize(void) {
 }
 
 /* T3 I1x4x4 T2 (Qwen token ids) and its HF positions. */
-static const int64_t kIds[kTokens] = {11, 12, 13, kVisionStart, kImage, kImage,
-                                      kImage, kImage, kVisionEnd, 14, 15};
+static const int64_t kIds[kTokens] = {11,     12,     13,         kVisionStart, kImage, kImage,
+                                      kImage, kImage, kVisionEnd, 14,           15};
 static const int64_t kGrid[3] = {1, 4, 4};
 static const int64_t kExpected[3][kTokens] = {{0, 1, 2, 3, 4, 4, 4, 4, 6, 7, 8},
                                               {0, 1, 2, 3, 4, 4, 5, 5, 6, 7, 8},
@@ -113,8 +113,7 @@ static mrope_batch ImageBatch(void) {
 }
 
 static void TestLibrary(void) {
-  Check(mrope_c_api_version() == MROPE_C_API_VERSION, "api version %u",
-        mrope_c_api_version());
+  Check(mrope_c_api_version() == MROPE_C_API_VERSION, "api version %u", mrope_c_api_version());
   mrope_library_info info;
   memset(&info, 0, sizeof(info));
   info.struct_size = sizeof(info);
@@ -158,8 +157,8 @@ static void TestModels(void) {
                                          message, sizeof(message)),
               MROPE_OK, "mrope_model_with_overrides", NULL);
   mrope_model_free(model);
-  CheckStatus(mrope_model_with_overrides("qwen2_5_vl", "{\"spatial_merge_size\": \"x\"}",
-                                         &model, message, sizeof(message)),
+  CheckStatus(mrope_model_with_overrides("qwen2_5_vl", "{\"spatial_merge_size\": \"x\"}", &model,
+                                         message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_model_with_overrides(bad value)",
               "spatial_merge_size");
 
@@ -178,9 +177,9 @@ static void TestModels(void) {
     Check(strcmp(info.name, "my/config.json") == 0, "name %s", info.name);
   }
   mrope_model_free(model);
-  CheckStatus(mrope_model_from_config_text("my/config.json", "{", 1, &model, message,
-                                           sizeof(message)),
-              MROPE_INVALID_ARGUMENT, "mrope_model_from_config_text({)", NULL);
+  CheckStatus(
+      mrope_model_from_config_text("my/config.json", "{", 1, &model, message, sizeof(message)),
+      MROPE_INVALID_ARGUMENT, "mrope_model_from_config_text({)", NULL);
   mrope_model_free(NULL);
 }
 
@@ -221,8 +220,7 @@ static void TestPositions(void) {
   out.position_ids_capacity = 3 * kTokens;
   out.position_type = 7;
   CheckStatus(mrope_compute_positions(model, &batch, &out, message, sizeof(message)),
-              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(type 7)",
-              "out->position_type is 7");
+              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(type 7)", "out->position_type is 7");
   out.position_type = MROPE_POSITIONS_INT32;
 
   /* Bad prompts: mrope's own messages. */
@@ -231,12 +229,10 @@ static void TestPositions(void) {
               MROPE_INVALID_ARGUMENT, "mrope_compute_positions(no grid)", "image");
   batch.num_images = -1;
   CheckStatus(mrope_compute_positions(model, &batch, &out, message, sizeof(message)),
-              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(num_images -1)",
-              "image_grid_thw");
-  batch.num_images = 1000;  /* more than the batch's 11 tokens: refused before reading */
+              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(num_images -1)", "image_grid_thw");
+  batch.num_images = 1000; /* more than the batch's 11 tokens: refused before reading */
   CheckStatus(mrope_compute_positions(model, &batch, &out, message, sizeof(message)),
-              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(num_images 1000)",
-              "expected 0..11");
+              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(num_images 1000)", "expected 0..11");
   batch.num_images = 1;
   batch.seq_len = -3;
   CheckStatus(mrope_compute_positions(model, &batch, &out, message, sizeof(message)),
@@ -300,13 +296,13 @@ static mrope_heads_view View(void* base, int first_head, int num_heads) {
 static void TestKernels(void) {
   mrope_model* model = LoadPreset("qwen2_vl");
   mrope_rotary* rotary = NULL;
-  CheckStatus(mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message,
-                                  sizeof(message)),
-              MROPE_OK, "mrope_rotary_create", NULL);
-  CheckStatus(mrope_rotary_create(model, kTokens, 5, &rotary, message, sizeof(message)),
+  CheckStatus(
+      mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message, sizeof(message)),
+      MROPE_OK, "mrope_rotary_create", NULL);
+  mrope_rotary* refused = (mrope_rotary*)1;
+  CheckStatus(mrope_rotary_create(model, kTokens, 5, &refused, message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_rotary_create(math 5)", "sincos_math is 5");
-  Check(rotary == NULL, "a failed create leaves *rotary NULL");
-  mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message, sizeof(message));
+  Check(refused == NULL, "a failed create leaves *rotary NULL");
   mrope_rotary_info info;
   memset(&info, 0, sizeof(info));
   info.struct_size = sizeof(info);
@@ -314,8 +310,8 @@ static void TestKernels(void) {
               "mrope_rotary_get_info", NULL);
   Check(info.head_dim == kHeadDim && info.rotary_dim == kHeadDim && info.num_pairs == kPairs &&
             info.layout == 0 && info.attention_scaling == 1.0f,
-        "rotary info %d %d %d %d %g", info.head_dim, info.rotary_dim, info.num_pairs,
-        info.layout, info.attention_scaling);
+        "rotary info %d %d %d %d %g", info.head_dim, info.rotary_dim, info.num_pairs, info.layout,
+        info.attention_scaling);
 
   /* cos/sin of the prompt's positions. */
   mrope_positions_view host_positions;
@@ -333,8 +329,8 @@ static void TestKernels(void) {
   /* Token 5 (image row 0, column 1): pair 0 (t) at 4, pair 63 (w) at 5. */
   Check(sin_values[5][0] == (float)sin(4.0) && sin_values[5][63] != sin_values[4][63],
         "axis map of token 5");
-  CheckStatus(mrope_rotary_cos_sin(rotary, &host_positions, &cos_values[0][0], &sin_values[0][0], 10,
-                                   message, sizeof(message)),
+  CheckStatus(mrope_rotary_cos_sin(rotary, &host_positions, &cos_values[0][0], &sin_values[0][0],
+                                   10, message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_rotary_cos_sin(capacity 10)", "cos_capacity");
 
   /* The kernel on q and k views of a fused qkv buffer, against the ABI's cos/sin. */
@@ -345,7 +341,8 @@ static void TestKernels(void) {
   }
   expected = host;
   for (int t = 0; t < kTokens; ++t) {
-    for (int h = 0; h < kQHeads + kKHeads; ++h) RotateHead(expected.qkv[t][h], cos_values[t], sin_values[t]);
+    for (int h = 0; h < kQHeads + kKHeads; ++h)
+      RotateHead(expected.qkv[t][h], cos_values[t], sin_values[t]);
   }
   Qkv* qkv = DeviceCopy(&host, sizeof(host));
   int64_t* positions = DeviceCopy(kExpected, sizeof(kExpected));
@@ -379,8 +376,8 @@ static void TestKernels(void) {
   fused.k_out = fused.k;
   fused.positions = args.positions;
   fused.error_flag = error_flag;
-  CheckStatus(mrope_launch_fused_kernel(rotary, &fused, NULL, message, sizeof(message)),
-              MROPE_OK, "mrope_launch_fused_kernel", NULL);
+  CheckStatus(mrope_launch_fused_kernel(rotary, &fused, NULL, message, sizeof(message)), MROPE_OK,
+              "mrope_launch_fused_kernel", NULL);
   Synchronize();
   HostCopy(&result, fused_qkv, sizeof(result));
   Check(memcmp(&result, &expected, sizeof(result)) == 0, "fused kernel result differs");
@@ -436,11 +433,10 @@ static void TestKernels(void) {
 
   mrope_model* positions_only = NULL;
   static const char kNoRope[] = "positions { family: QWEN2_VL }";
-  CheckStatus(mrope_model_from_config_text("m.textproto", kNoRope, strlen(kNoRope),
-                                           &positions_only, message, sizeof(message)),
+  CheckStatus(mrope_model_from_config_text("m.textproto", kNoRope, strlen(kNoRope), &positions_only,
+                                           message, sizeof(message)),
               MROPE_OK, "mrope_model_from_config_text(textproto)", NULL);
-  CheckStatus(mrope_rotary_create(positions_only, kTokens, 0, &rotary, message,
-                                  sizeof(message)),
+  CheckStatus(mrope_rotary_create(positions_only, kTokens, 0, &rotary, message, sizeof(message)),
               MROPE_FAILED_PRECONDITION, "mrope_rotary_create(no rope)", "no rotary");
   mrope_model_free(positions_only);
   mrope_model_free(model);
@@ -470,8 +466,9 @@ int main(int argc, char** argv) {
   const char* xml_path = getenv("XML_OUTPUT_FILE");
   FILE* xml = xml_path != NULL ? fopen(xml_path, "w") : NULL;
   if (xml != NULL) {
-    fprintf(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-                 "<testsuite name=\"mrope_c_test\" tests=\"%d\" failures=\"%d\">\n",
+    fprintf(xml,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+            "<testsuite name=\"mrope_c_test\" tests=\"%d\" failures=\"%d\">\n",
             num_cases, failed);
     for (int i = 0; i < num_cases; ++i) {
       fprintf(xml, "<testcase name=\"%s\" classname=\"mrope_c_test\">%s</testcase>\n",

@@ -47,15 +47,14 @@ absl::StatusOr<T> ReadVersioned(const T* in, const char* name, size_t first_vers
   const size_t size = in->struct_size;
   if (size < first_version_size) {
     return absl::InvalidArgumentError(absl::StrCat(name, "->struct_size is ", size,
-                                                   ", expected sizeof(", name,
-                                                   ") = ", sizeof(T)));
+                                                   ", expected sizeof(", name, ") = ", sizeof(T)));
   }
   const auto* bytes = reinterpret_cast<const unsigned char*>(in);
   for (size_t i = sizeof(T); i < size; ++i) {
     if (bytes[i] != 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          name, " sets fields this library (C API version ", MROPE_C_API_VERSION,
-          ") does not know: byte ", i, " of its ", size, " is not zero"));
+      return absl::UnimplementedError(
+          absl::StrCat(name, " sets fields this library (C API version ", MROPE_C_API_VERSION,
+                       ") does not know: byte ", i, " of its ", size, " is not zero"));
     }
   }
   T copy;
@@ -67,14 +66,12 @@ absl::StatusOr<T> ReadVersioned(const T* in, const char* name, size_t first_vers
 // The struct_size rule for a struct the library fills: writes min(struct_size, sizeof(T))
 // bytes of `value` (struct_size kept), after checking the first version's size.
 template <typename T>
-absl::Status WriteVersioned(const T& value, T* out, const char* name,
-                            size_t first_version_size) {
+absl::Status WriteVersioned(const T& value, T* out, const char* name, size_t first_version_size) {
   if (out == nullptr) return NullArgument(name);
   const uint32_t size = out->struct_size;
   if (size < first_version_size) {
     return absl::InvalidArgumentError(absl::StrCat(name, "->struct_size is ", size,
-                                                   ", expected sizeof(", name,
-                                                   ") = ", sizeof(T)));
+                                                   ", expected sizeof(", name, ") = ", sizeof(T)));
   }
   std::memcpy(out, &value, size < sizeof(T) ? size : sizeof(T));
   out->struct_size = size;

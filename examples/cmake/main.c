@@ -20,8 +20,7 @@ int main(void) {
   if (status != MROPE_OK) return Fail("mrope_model_load", status, message);
 
   /* 3 text tokens, <vision_start>, 4 image tokens (grid 1 x 4 x 4 patches), <vision_end>, 2. */
-  const int64_t ids[kTokens] = {11, 12, 13, 151652, 151655, 151655,
-                                151655, 151655, 151653, 14, 15};
+  const int64_t ids[kTokens] = {11, 12, 13, 151652, 151655, 151655, 151655, 151655, 151653, 14, 15};
   const int64_t grid[3] = {1, 4, 4};
   mrope_batch batch = {sizeof(batch)};
   batch.batch_size = 1;
@@ -49,8 +48,8 @@ int main(void) {
   printf("delta: %lld\n", (long long)delta);
 
   mrope_rotary* rotary = NULL;
-  status = mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message,
-                               sizeof(message));
+  status =
+      mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message, sizeof(message));
   if (status != MROPE_OK) return Fail("mrope_rotary_create", status, message);
   /* Token 5, the image's second patch: t = 4, h = 4, w = 5. */
   const int64_t token5[3] = {positions[0][5], positions[1][5], positions[2][5]};

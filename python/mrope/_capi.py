@@ -166,8 +166,14 @@ def call(name, *args):
         raise Error(code, message.value.decode("utf-8", "replace"))
 
 
+_on_host = None
+
+
 def kernels_on_host():
     """Whether the loaded library runs the kernels on the CPU (the host-harness test build)."""
-    info = new(LibraryInfo)
-    call("mrope_library_get_info", ctypes.byref(info))
-    return bool(info.kernels_on_host)
+    global _on_host
+    if _on_host is None:
+        info = new(LibraryInfo)
+        call("mrope_library_get_info", ctypes.byref(info))
+        _on_host = bool(info.kernels_on_host)
+    return _on_host

@@ -228,7 +228,8 @@ class _Launch:
         return _capi.CosSinTable(cos=a.ptr, sin=a.ptr + info.num_pairs * 4,
                                  max_position=a.shape[0], row_stride=a.strides[0])
 
-    def scalar_tensor(self, obj, name, dtype, sizes=(1,)):
+    def small_tensor(self, obj, name, dtype, sizes=(1,)):
+        """(pointer, element count) of a flag or scale tensor of one of `sizes` elements."""
         a = self.read(obj, name, writable=name == "error_flag")
         count = 1
         for size in a.shape:
@@ -237,7 +238,7 @@ class _Launch:
             raise ValueError(f"{name}: expected a contiguous {dtype} tensor of "
                              f"{' or '.join(map(str, sizes))} elements, got {a.dtype} "
                              f"{a.shape}")
-        return a.ptr
+        return a.ptr, count
 
     def flat(self, obj, name, dtype, length):
         a = self.read(obj, name)
@@ -256,7 +257,7 @@ def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, 
     args.positions = launch.positions(positions)
     args.table = launch.table(cos_sin_cache, info)
     flag = _default_error_flag(q) if flag is None else flag
-    args.error_flag = launch.scalar_tensor(flag, "error_flag", "int32")
+    args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
     _capi.call("mrope_launch_kernel", rotary, ctypes.byref(args), stream)
 
 
@@ -302,7 +303,7 @@ def _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cach
         args.q_out = launch.heads(q_out, "q_out", info.head_dim,
                                   dtypes=tuple(_STORAGE) + _FP8)
     if q_scale is not None:
-        args.q_scale = launch.scalar_tensor(q_scale, "q_scale", "float32")
+        args.q_scale = launch.small_tensor(q_scale, "q_scale", "float32")[0]
     if k_out is not None:
         args.k_out = launch.heads(k_out, "k_out", info.head_dim)
     if norm not in _NORMS:
@@ -325,7 +326,7 @@ def _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cach
         args.cache = _cache(launch, k_cache, v_cache, cache_layout, k_scale, v_scale,
                             info.head_dim)
     flag = _default_error_flag(q) if flag is None else flag
-    args.error_flag = launch.scalar_tensor(flag, "error_flag", "int32")
+    args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
     _capi.call("mrope_launch_fused_kernel", rotary, ctypes.byref(args), stream)
 
 
@@ -356,21 +357,16 @@ def _cache(launch, k_cache, v_cache, layout, k_scale, v_scale, head_dim):
                                num_blocks=k.shape[0], block_stride=k.strides[0],
                                slot_stride=k.strides[slot_dim],
                                head_stride=k.strides[head_dim_index])
-    heads = cache.num_heads
-    if k_scale is not None:
-        cache.k_scale = launch.scalar_tensor(k_scale, "k_scale", "float32", (1, heads))
-    if v_scale is not None:
-        cache.v_scale = launch.scalar_tensor(v_scale, "v_scale", "float32", (1, heads))
-    cache.per_head_scale = heads > 1 and any(
-        s is not None and _numel(launch, s) == heads for s in (k_scale, v_scale))
+    counts = set()
+    for scale, name in ((k_scale, "k_scale"), (v_scale, "v_scale")):
+        if scale is not None:
+            ptr, count = launch.small_tensor(scale, name, "float32", (1, cache.num_heads))
+            setattr(cache, name, ptr)
+            counts.add(count)
+    if len(counts) > 1:
+        raise ValueError("k_scale, v_scale: give both per tensor ([1]) or both per head ([H])")
+    cache.per_head_scale = cache.num_heads > 1 and counts == {cache.num_heads}
     return cache
-
-
-def _numel(launch, obj):
-    count = 1
-    for size in _arrays.read(obj, "scale", launch.stream).shape:
-        count *= size
-    return count
 
 
 def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=None,

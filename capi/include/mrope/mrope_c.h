@@ -71,7 +71,7 @@ typedef enum mrope_dtype {
 /* Output types of positions. */
 typedef enum mrope_position_type {
   MROPE_POSITIONS_INT64 = 0,
-  MROPE_POSITIONS_INT32 = 1,  /* refuses values that do not fit */
+  MROPE_POSITIONS_INT32 = 1,   /* refuses values that do not fit */
   MROPE_POSITIONS_FLOAT32 = 2, /* Qwen3-Omni's fractional positions */
 } mrope_position_type;
 
@@ -92,7 +92,8 @@ typedef struct mrope_library_info {
   int32_t kernels_on_host;
 } mrope_library_info;
 
-MROPE_C_API int mrope_library_get_info(mrope_library_info* info, char* message, size_t message_size);
+MROPE_C_API int mrope_library_get_info(mrope_library_info* info, char* message,
+                                       size_t message_size);
 
 /* ------------------------------------------------------------------ models */
 
@@ -101,17 +102,18 @@ typedef struct mrope_model mrope_model;
 /* A preset name (e.g. "qwen2_5_vl"), an HF config.json, a checkpoint directory or a
  * ModelParams textproto (C++: LoadModelSpec). */
 MROPE_C_API int mrope_model_load(const char* preset_or_path, mrope_model** model, char* message,
-                     size_t message_size);
+                                 size_t message_size);
 
 /* A config file's contents already read: `path` picks the parser (.textproto/.txtpb/.pbtxt
  * or JSON) and names the model; nothing is read from disk. */
 MROPE_C_API int mrope_model_from_config_text(const char* path, const char* text, size_t text_size,
-                                 mrope_model** model, char* message, size_t message_size);
+                                             mrope_model** model, char* message,
+                                             size_t message_size);
 
 /* A preset with some values replaced: `overrides_json` is a JSON object of the golden files'
  * flat config keys (e.g. {"spatial_merge_size": 2}). */
 MROPE_C_API int mrope_model_with_overrides(const char* preset, const char* overrides_json,
-                               mrope_model** model, char* message, size_t message_size);
+                                           mrope_model** model, char* message, size_t message_size);
 
 MROPE_C_API void mrope_model_free(mrope_model* model); /* NULL is fine */
 
@@ -124,8 +126,8 @@ typedef struct mrope_model_info {
   const char* family; /* e.g. "qwen2_5_vl"; owned by the model */
 } mrope_model_info;
 
-MROPE_C_API int mrope_model_get_info(const mrope_model* model, mrope_model_info* info, char* message,
-                         size_t message_size);
+MROPE_C_API int mrope_model_get_info(const mrope_model* model, mrope_model_info* info,
+                                     char* message, size_t message_size);
 
 /* ------------------------------------------------------------------ positions */
 
@@ -164,7 +166,8 @@ typedef struct mrope_positions_out {
 } mrope_positions_out;
 
 MROPE_C_API int mrope_compute_positions(const mrope_model* model, const mrope_batch* batch,
-                            mrope_positions_out* out, char* message, size_t message_size);
+                                        mrope_positions_out* out, char* message,
+                                        size_t message_size);
 
 /* ------------------------------------------------------------------ rotary */
 
@@ -178,7 +181,7 @@ typedef enum mrope_sincos_math {
 } mrope_sincos_math;
 
 MROPE_C_API int mrope_rotary_create(const mrope_model* model, int64_t seq_len, int32_t sincos_math,
-                        mrope_rotary** rotary, char* message, size_t message_size);
+                                    mrope_rotary** rotary, char* message, size_t message_size);
 
 MROPE_C_API void mrope_rotary_free(mrope_rotary* rotary); /* NULL is fine */
 
@@ -191,8 +194,8 @@ typedef struct mrope_rotary_info {
   float attention_scaling;
 } mrope_rotary_info;
 
-MROPE_C_API int mrope_rotary_get_info(const mrope_rotary* rotary, mrope_rotary_info* info, char* message,
-                          size_t message_size);
+MROPE_C_API int mrope_rotary_get_info(const mrope_rotary* rotary, mrope_rotary_info* info,
+                                      char* message, size_t message_size);
 
 /* Planar positions [3][num_tokens]: element (axis, i) at data + axis * axis_stride + i;
  * axis_stride 0 gives all three axes one row. */
@@ -206,9 +209,9 @@ typedef struct mrope_positions_view {
 
 /* cos and sin [num_tokens][num_pairs] fp32 (axis map and attention scaling applied) of host
  * positions, into caller-owned host arrays of `capacity` elements each. */
-MROPE_C_API int mrope_rotary_cos_sin(const mrope_rotary* rotary, const mrope_positions_view* positions,
-                         float* cos, float* sin, int64_t capacity, char* message,
-                         size_t message_size);
+MROPE_C_API int mrope_rotary_cos_sin(const mrope_rotary* rotary,
+                                     const mrope_positions_view* positions, float* cos, float* sin,
+                                     int64_t capacity, char* message, size_t message_size);
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -256,7 +259,7 @@ typedef struct mrope_kernel_args {
 } mrope_kernel_args;
 
 MROPE_C_API int mrope_launch_kernel(const mrope_rotary* rotary, const mrope_kernel_args* args,
-                        mrope_stream stream, char* message, size_t message_size);
+                                    mrope_stream stream, char* message, size_t message_size);
 
 /* Per-head RMSNorm before the rotary (C++: QkNormArgs). */
 typedef enum mrope_qk_norm_form {
@@ -314,7 +317,7 @@ typedef struct mrope_fused_args {
 } mrope_fused_args;
 
 MROPE_C_API int mrope_launch_fused_kernel(const mrope_rotary* rotary, const mrope_fused_args* args,
-                              mrope_stream stream, char* message, size_t message_size);
+                                          mrope_stream stream, char* message, size_t message_size);
 
 #ifdef __cplusplus
 } /* extern "C" */
