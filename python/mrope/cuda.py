@@ -30,6 +30,7 @@ register the custom ops when installed), so it runs on any CPython >= 3.9.
 """
 import ctypes
 import hashlib
+import os
 import sys
 import threading
 
@@ -61,8 +62,8 @@ def _source(model):
     source = getattr(model, "_source", None)
     if source is not None:
         return source
-    if isinstance(model, str):
-        return ("load", model, None)
+    if isinstance(model, (str, os.PathLike)):
+        return ("load", os.fspath(model), None)
     raise ValueError(f"model: expected an mrope.Model or a preset name / config path, got "
                      f"{type(model).__name__}")
 
