@@ -28,6 +28,7 @@ The library is ``libmrope_c.so`` in this package (or ``$MROPE_C_LIBRARY``), call
 ctypes: this module needs neither the compiled position extension nor torch (imported only to
 register the custom ops when installed), so it runs on any CPython >= 3.9.
 """
+import collections
 import ctypes
 import hashlib
 import os
@@ -37,13 +38,18 @@ import threading
 from mrope import _arrays
 from mrope import _capi
 
-__all__ = ["apply_mrope_", "fused_mrope_", "cos_sin", "error_flag", "model_key",
+__all__ = ["apply_mrope_", "fused_mrope_", "Decode", "cos_sin", "error_flag", "model_key",
            "ERROR_POSITION_OUT_OF_RANGE",
            "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"]
 
 ERROR_POSITION_OUT_OF_RANGE = _capi.ERROR_POSITION_OUT_OF_RANGE
 ERROR_SEQUENCE_OUT_OF_RANGE = _capi.ERROR_SEQUENCE_OUT_OF_RANGE
 ERROR_SLOT_OUT_OF_RANGE = _capi.ERROR_SLOT_OUT_OF_RANGE
+
+# Decode positions without a [3, T] tensor: token i takes token_index[i] + delta[seq_id[i]] on
+# every axis (int64 [T], int64 [S], int32 [T] or None: token i is sequence i), e.g. the
+# requests' mrope_position_deltas; kernels/mrope_kernel_args.h, SequenceDeltaPositions.
+Decode = collections.namedtuple("Decode", "token_index delta seq_id", defaults=(None,))
 
 _STORAGE = {"float32": _capi.FLOAT32, "bfloat16": _capi.BFLOAT16, "float16": _capi.FLOAT16}
 _FP8 = ("float8_e4m3", "uint8")
@@ -201,6 +207,20 @@ class _Launch:
                                num_tokens=a.shape[0], token_stride=token_stride,
                                head_stride=head_stride)
 
+    def position_source(self, args, obj):
+        """Sets args.positions ([3, T] or [T] tensor) or args.sequence_delta (Decode)."""
+        if not isinstance(obj, Decode):
+            args.positions = self.positions(obj)
+            return
+        token_index, tokens = self.flat(obj.token_index, "positions.token_index", "int64")
+        delta, sequences = self.flat(obj.delta, "positions.delta", "int64")
+        seq_id = None
+        if obj.seq_id is not None:
+            seq_id = self.flat(obj.seq_id, "positions.seq_id", "int32", tokens)[0]
+        args.sequence_delta = _capi.SequenceDelta(token_index=token_index, delta=delta,
+                                                  seq_id=seq_id, num_tokens=tokens,
+                                                  num_seqs=sequences)
+
     def positions(self, obj):
         """[3, T] (t, h, w rows) or [T] (one row for all three axes), int32 or int64."""
         a = self.read(obj, "positions")
@@ -241,12 +261,14 @@ class _Launch:
                              f"{a.shape}")
         return a.ptr, count
 
-    def flat(self, obj, name, dtype, length):
+    def flat(self, obj, name, dtype, length=None):
+        """(pointer, length) of a contiguous 1-D tensor (of `length` elements, if given)."""
         a = self.read(obj, name)
-        if a.dtype != dtype or a.shape != (length,) or a.strides != (1,):
-            raise ValueError(f"{name}: expected a contiguous {dtype} [{length}] tensor, got "
-                             f"{a.dtype} {a.shape}")
-        return a.ptr
+        if (a.dtype != dtype or len(a.shape) != 1 or a.strides != (1,) or
+                length not in (None, a.shape[0])):
+            raise ValueError(f"{name}: expected a contiguous {dtype} [{length or 'n'}] tensor, "
+                             f"got {a.dtype} {a.shape}")
+        return a.ptr, a.shape[0]
 
 
 def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag, stream):
@@ -255,7 +277,7 @@ def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, 
     args = _capi.new(_capi.KernelArgs)
     args.q = launch.heads(q, "q", info.head_dim)
     args.k = launch.heads(k, "k", info.head_dim)
-    args.positions = launch.positions(positions)
+    launch.position_source(args, positions)
     args.table = launch.table(cos_sin_cache, info)
     flag = _default_error_flag(q) if flag is None else flag
     args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
@@ -270,7 +292,8 @@ def apply_mrope_(q, k, positions, model, *, seq_len=1, sincos_math="double",
         q, k: [T, Hq, D] and [T, Hk, D], or [T, Hq * D] and [T, Hk * D] (vLLM), fp32, bf16
             or fp16 (both the same), D the model's head_dim; dims past rotary_dim untouched.
         positions: [3, T] int32/int64 (t, h, w rows, e.g. Model.get_rope_index's or a
-            Plan's), or [T] for text-only batches.
+            Plan's), [T] for text-only batches, or Decode(token_index, delta, seq_id) (decode
+            steps: index + the sequence's delta; not through the torch ops).
         model: an mrope.Model, or a preset name / config path.
         seq_len: the sequence length inv_freq is built for (only dynamic NTK and LongRoPE
             depend on it); one rotary per (model, seq_len) is built and kept.
@@ -282,7 +305,8 @@ def apply_mrope_(q, k, positions, model, *, seq_len=1, sincos_math="double",
         stream: cudaStream_t (int) or a stream object; default the framework's current one.
     """
     source = _source(model)
-    if stream is None and _torch_ops is not None and _torch_ops.is_tensor(q):
+    if (stream is None and _torch_ops is not None and _torch_ops.is_tensor(q) and
+            _torch_ops.is_tensor(positions)):
         flag = _default_error_flag(q) if error_flag is None else error_flag
         _torch_ops.apply_mrope_(q, k, positions, model_key(model), seq_len, sincos_math,
                                 cos_sin_cache, flag)
@@ -319,11 +343,11 @@ def _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cach
                              f"tensor, got {a.dtype} {a.shape}")
         setattr(args, field, _capi.QkNorm(form=_NORMS[norm], weight_dtype=_STORAGE[a.dtype],
                                           weight=a.ptr, eps=eps))
-    args.positions = launch.positions(positions)
+    launch.position_source(args, positions)
     args.table = launch.table(cos_sin_cache, info)
     if slot_mapping is not None:
         args.slot_mapping = launch.flat(slot_mapping, "slot_mapping", "int64",
-                                        args.q.num_tokens)
+                                        args.q.num_tokens)[0]
         args.cache = _cache(launch, k_cache, v_cache, cache_layout, k_scale, v_scale,
                             info.head_dim)
     flag = _default_error_flag(q) if flag is None else flag
@@ -390,7 +414,8 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
     source = _source(model)
     tensors = (q_out, q_scale, k_out, q_norm_weight, k_norm_weight, slot_mapping, k_cache,
                v_cache, k_scale, v_scale)
-    if stream is None and _torch_ops is not None and _torch_ops.is_tensor(q):
+    if (stream is None and _torch_ops is not None and _torch_ops.is_tensor(q) and
+            _torch_ops.is_tensor(positions)):
         flag = _default_error_flag(q) if error_flag is None else error_flag
         _torch_ops.fused_mrope_(q, k, v, positions, model_key(model), seq_len, sincos_math,
                                 cos_sin_cache, flag, *tensors, norm, eps, cache_layout)

@@ -324,3 +324,71 @@ def test_torch_compile_traces_the_op(model, prompt):
     compiled = torch.compile(step, fullgraph=True, backend="eager")
     out = compiled(torch.from_numpy(qkv_buffer()), torch.from_numpy(positions))
     assert np.array_equal(out.numpy(), reference) and flag.item() == 0
+
+
+def test_decode_positions_from_token_index_and_delta(model):
+    token_index = np.array([11, 12, 11, 5], np.int64)
+    seq_id = np.array([0, 0, 1, 1], np.int32)
+    delta = np.array([-2, 3], np.int64)
+    planar = np.stack([token_index + delta[seq_id]] * 3)  # [9, 10, 14, 8] on every axis
+    expected, decoded = qkv_buffer(tokens=4), qkv_buffer(tokens=4)
+    mc.apply_mrope_(expected[:, :4], expected[:, 4:6], planar, model)
+    mc.apply_mrope_(decoded[:, :4], decoded[:, 4:6], mc.Decode(token_index, delta, seq_id),
+                    model)
+    assert np.array_equal(decoded, expected)
+    one_per_sequence = qkv_buffer(tokens=2)
+    reference = qkv_buffer(tokens=2)
+    mc.apply_mrope_(one_per_sequence[:, :4], one_per_sequence[:, 4:6],
+                    mc.Decode(token_index[:2], delta), model)
+    mc.apply_mrope_(reference[:, :4], reference[:, 4:6], np.array([9, 15]), model)
+    assert np.array_equal(one_per_sequence, reference)
+
+    bad = qkv_buffer(tokens=4)
+    flag = np.zeros(1, np.int32)
+    mc.apply_mrope_(bad[:, :4], bad[:, 4:6],
+                    mc.Decode(token_index, delta, np.array([0, 0, 1, 2], np.int32)), model,
+                    error_flag=flag)
+    assert flag[0] == mc.ERROR_SEQUENCE_OUT_OF_RANGE
+    assert np.array_equal(bad[3], qkv_buffer(tokens=4)[3])
+    with pytest.raises(ValueError, match="positions.seq_id"):
+        mc.apply_mrope_(bad[:, :4], bad[:, 4:6], mc.Decode(token_index, delta, seq_id[:3]),
+                        model)
+
+
+def e4m3_to_float(bits):
+    """OCP fp8 e4m3 bytes as float64 (no NaN among the test's values)."""
+    bits = bits.astype(np.int64)
+    sign = np.where(bits & 0x80, -1.0, 1.0)
+    exponent, mantissa = (bits >> 3) & 0xF, bits & 7
+    normal = (1 + mantissa / 8) * np.exp2(exponent - 7.0)
+    subnormal = mantissa / 8 * 2.0 ** -6
+    return sign * np.where(exponent == 0, subnormal, normal)
+
+
+def test_fused_fp8_q_out_and_cache_with_scales(model, prompt):
+    positions, cos, sin = prompt
+    qkv = qkv_buffer()
+    before = qkv.copy()
+    q_out = np.zeros((TOKENS, 4, HEAD_DIM), np.uint8)  # fp8 e4m3 bytes, as vLLM stores them
+    k_cache = np.zeros((3, 4, 2, HEAD_DIM), np.uint8)
+    v_cache = np.zeros_like(k_cache)
+    scales = {name: np.array([value], np.float32)
+              for name, value in (("q", 0.25), ("k", 0.5), ("v", 2.0))}
+    mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:8], positions, model, q_out=q_out,
+                    q_scale=scales["q"], slot_mapping=np.arange(TOKENS, dtype=np.int64),
+                    k_cache=k_cache, v_cache=v_cache, k_scale=scales["k"],
+                    v_scale=scales["v"])
+
+    def close(stored, expected, scale):  # e4m3 keeps 3 mantissa bits: half an ulp is 1/16
+        np.testing.assert_allclose(e4m3_to_float(stored) * scale, expected, rtol=1 / 16,
+                                   atol=2.0 ** -10 * scale)
+
+    close(q_out, rotate(before[:, :4], cos, sin), 0.25)
+    k_rotated = rotate(before[:, 4:6], cos, sin)
+    for t in range(TOKENS):
+        close(k_cache[t // 4, t % 4], k_rotated[t], 0.5)
+        close(v_cache[t // 4, t % 4], before[t, 6:8], 2.0)
+    with pytest.raises(ValueError, match="k_scale, v_scale"):
+        mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:8], positions, model,
+                        slot_mapping=np.arange(TOKENS, dtype=np.int64), k_cache=k_cache,
+                        v_cache=v_cache, k_scale=scales["k"], v_scale=np.ones(2, np.float32))
