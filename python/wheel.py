@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Packs the built extension and the pure-Python package into a wheel (stdlib only).
 
-Usage: wheel.py --extension PATH/_mrope.so --version VERSION --out DIR
+Usage: wheel.py --extension PATH/_mrope.so [--c-library PATH/libmrope_c.so] --version VERSION
+                --out DIR
 
 Writes DIR/mrope-VERSION-cpXY-cpXY-PLATFORM.whl for the running interpreter (run it with the
 python3 the extension was built against) and prints its path. The extension links Debian's
 shared Abseil and protobuf libraries, so the wheel is tagged for this platform only
 (linux_x86_64, not manylinux) and needs those libraries installed where it runs.
+
+With --c-library the wheel also carries mrope/libmrope_c.so, the C ABI (capi/), which
+mrope.cuda loads through ctypes where the extension does not load (another CPython); C
+programs can link it too (mrope.cuda's docs; capi/README.md).
 """
 import argparse
 import base64
@@ -47,7 +52,7 @@ def record_line(name, data):
     return f"{name},sha256={digest},{len(data)}"
 
 
-def build(extension, version, out_dir):
+def build(extension, version, out_dir, c_library=None):
     """Writes the wheel and returns its path."""
     tag = wheel_tag()
     dist_info = f"mrope-{version}.dist-info"
@@ -58,6 +63,9 @@ def build(extension, version, out_dir):
                 files[f"mrope/{name}"] = f.read()
     with open(extension, "rb") as f:
         files["mrope/_mrope" + sysconfig.get_config_var("EXT_SUFFIX")] = f.read()
+    if c_library is not None:
+        with open(c_library, "rb") as f:
+            files["mrope/libmrope_c.so"] = f.read()
     files[f"{dist_info}/METADATA"] = METADATA.format(
         version=version, major=sys.version_info.major, minor=sys.version_info.minor).encode()
     files[f"{dist_info}/WHEEL"] = WHEEL.format(tag=tag).encode()
@@ -80,10 +88,11 @@ def build(extension, version, out_dir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--extension", required=True, help="the built _mrope.so")
+    parser.add_argument("--c-library", help="libmrope_c.so to ship beside the extension")
     parser.add_argument("--version", required=True)
     parser.add_argument("--out", required=True, help="output directory")
     args = parser.parse_args()
-    print(build(args.extension, args.version, args.out))
+    print(build(args.extension, args.version, args.out, args.c_library))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Builds gpu_bundle/ (git-ignored): the kernel tests and benchmark (-c opt; SASS for sm_80 and
-# sm_90 + compute_90 PTX, third_party/cuda/defs.bzl), every shared library they need except
-# glibc's, and run.sh, which runs the GPU check (kernels/BENCHMARKS.md, "The GPU check in one
+# sm_90 + compute_90 PTX, third_party/cuda/defs.bzl), the C ABI's test with libmrope_c.so,
+# mrope.cuda's Python files and device tests, every shared library they need except glibc's,
+# and run.sh, which runs the GPU check (kernels/BENCHMARKS.md, "The GPU check in one
 # command"). The GPU machine has no Bazel and another Linux, so the binaries find their
 # libraries in the bundle only (RUNPATH $ORIGIN/../lib), which this script checks with
 # `env -i ldd` before it ends.
@@ -15,9 +16,9 @@ if ! command -v patchelf >/dev/null; then  # sets the RUNPATHs (Debian package p
 fi
 
 binaries=(tests/kernels/mrope_kernel_test kernels/mrope_kernel_benchmark
-          kernels/fused_kernel_benchmark)
+          kernels/fused_kernel_benchmark capi/mrope_c_device_test)
 bazel build -c opt //tests/kernels:mrope_kernel_test //kernels:mrope_kernel_benchmark \
-  //kernels:fused_kernel_benchmark
+  //kernels:fused_kernel_benchmark //capi:mrope_c_device_test
 bazel_bin=$(bazel info -c opt bazel-bin)
 bazel shutdown  # the server would otherwise idle for hours
 
@@ -28,6 +29,11 @@ for b in "${binaries[@]}"; do
   cp -L "$bazel_bin/$b" "$bundle/bin/"
 done
 cp tools/gpu_bundle/run.sh tools/gpu_bundle/report.py tools/gpu_bundle/fused_report.py "$bundle/"
+# mrope.cuda's pure-Python files and its device tests; its library is lib/libmrope_c.so (the C
+# test's, copied below), so any python3 there runs them (the compiled extension is not needed).
+mkdir -p "$bundle/python/mrope" "$bundle/python/tests"
+cp python/mrope/*.py "$bundle/python/mrope/"
+cp python/tests/test_cuda_device.py "$bundle/python/tests/"
 chmod -R u+w "$bundle"
 
 # glibc's libraries must be the GPU machine's own (they go with its ld.so); libcuda comes with

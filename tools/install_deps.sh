@@ -4,10 +4,12 @@
 # has it; without it the CUDA targets are skipped. The Python package (python/) needs
 # pybind11-dev and python3-dev to build, python3-numpy and python3-pytest to test, and
 # python3-venv and python3-pip for its wheel test; python3-torch is optional (its tests skip).
+# cmake builds the C ABI's CMake example (examples/cmake) against its install tree.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev
           libgmock-dev libbenchmark-dev rapidjson-dev pkg-config python3
-          pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-pip)
+          pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-pip
+          cmake)
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   sudo_cmd=()

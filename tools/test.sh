@@ -5,7 +5,9 @@
 #   3. the concurrency tests under TSan             (--config=tsan, tag "concurrency")
 # offline, and ends with the line "N passed, N failed" counting the test cases of all three
 # runs. Targets tagged own_sanitizer build with their own -fsanitize flags and are left out of
-# runs 2 and 3. Exits non-zero on any failure. MROPE_TEST_QUICK=1 runs only the first pass.
+# runs 2 and 3. The C ABI's tests (//capi: the plain-C test, linkage checks), the CMake
+# example built with cmake against the install tree (//examples/cmake) and mrope.cuda's tests
+# on the host harness (//python:pytest_cuda_host) are Bazel tests, counted case by case. Exits non-zero on any failure. MROPE_TEST_QUICK=1 runs only the first pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh || exit 1

@@ -2,7 +2,8 @@
 
 host_harness_variant(name, copts, linkopts) defines, for that variant:
   <name>_kernel     kernels/mrope_kernel.cu and fused_kernel.cu compiled as C++ with the prelude,
-                    + LaunchMropeKernel and LaunchFusedMropeKernel
+                    + LaunchMropeKernel and LaunchFusedMropeKernel (kernel_visibility: who
+                    else may link it, e.g. the C ABI's host-harness test library)
   <name>_test_lib   tests/kernels/mrope_kernel_test.cc against the harness (the unmodified GPU tests)
   <name>_planted    planted_bugs_test.cc: the harness must report each planted bug
 Tests are declared by the caller (BUILD.bazel) so that each chooses its arguments.
@@ -23,9 +24,10 @@ BASE_LINKOPTS = ["-fsanitize=alignment"]
 
 PRELUDE = ["-include", "kernels/host_harness/cuda_host_prelude.h"]
 
-def host_harness_variant(name, copts = [], linkopts = [], tags = []):
+def host_harness_variant(name, copts = [], linkopts = [], tags = [], kernel_visibility = None):
     cc_library(
         name = name + "_kernel",
+        visibility = kernel_visibility,
         srcs = [
             ":fused_kernel_host_cc",
             ":mrope_kernel_host_cc",

@@ -74,4 +74,12 @@ absl::StatusOr<ModelSpec> ModelSpecFromCase(const Value& doc) {
   return spec;
 }
 
+absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
+                                                       absl::string_view overrides_json) {
+  MROPE_ASSIGN_OR_RETURN(ModelSpec spec, PresetModelSpec(preset));
+  MROPE_ASSIGN_OR_RETURN(const Value overrides, ParseJson(overrides_json));
+  MROPE_ASSIGN_OR_RETURN(spec.positions, ModelConfigFromFlatJson(preset, overrides));
+  return spec;
+}
+
 }  // namespace mrope

@@ -24,6 +24,12 @@ absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
 // case's `config` values (ModelConfigFromFlatJson).
 absl::StatusOr<ModelSpec> ModelSpecFromCase(const google::protobuf::Value& doc);
 
+// The preset `preset` (with its rotary parameters) and `overrides_json`, a JSON object of the
+// flat `config` values ModelConfigFromFlatJson reads: what Python's
+// Model.from_config(preset, overrides) and the C ABI's mrope_model_with_overrides build.
+absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
+                                                       absl::string_view overrides_json);
+
 }  // namespace mrope
 
 #endif  // MROPE_SERVICE_CASE_MODEL_H_

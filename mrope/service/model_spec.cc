@@ -217,31 +217,41 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
   return spec;
 }
 
-absl::StatusOr<ModelSpec> LoadModelSpec(const std::string& preset_or_path) {
+absl::StatusOr<std::optional<ConfigFile>> ReadConfigFile(const std::string& preset_or_path) {
   std::error_code error;
   if (std::filesystem::is_directory(preset_or_path, error)) {
-    return LoadModelSpec((std::filesystem::path(preset_or_path) / "config.json").string());
+    return ReadConfigFile((std::filesystem::path(preset_or_path) / "config.json").string());
   }
-  if (!std::filesystem::is_regular_file(preset_or_path, error)) {
-    auto preset = PresetModelSpec(preset_or_path);
-    if (preset.ok()) return preset;
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", preset_or_path, "' is neither a config file nor a preset (",
-                     preset.status().message(), ")"));
-  }
-  MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(preset_or_path));
+  if (!std::filesystem::is_regular_file(preset_or_path, error)) return std::nullopt;
+  ConfigFile file;
+  file.path = preset_or_path;
+  MROPE_ASSIGN_OR_RETURN(file.text, ReadFileToString(preset_or_path));
+  return file;
+}
+
+absl::StatusOr<ModelSpec> ModelSpecFromConfigFile(const ConfigFile& file) {
   absl::StatusOr<ModelSpec> spec;
-  if (IsTextprotoPath(preset_or_path)) {
+  if (IsTextprotoPath(file.path)) {
     ModelParams params;
-    MROPE_RETURN_IF_ERROR(ParseTextproto(text, preset_or_path, params));
+    MROPE_RETURN_IF_ERROR(ParseTextproto(file.text, file.path, params));
     spec = ModelSpecFromProto(params);
   } else {
-    MROPE_ASSIGN_OR_RETURN(const Value json, ParseJson(text));
+    MROPE_ASSIGN_OR_RETURN(const Value json, ParseJson(file.text));
     spec = ModelSpecFromHfConfig(json);
   }
-  if (!spec.ok()) return PrefixError(spec.status(), preset_or_path);
-  if (spec->name.empty() || !IsTextprotoPath(preset_or_path)) spec->name = preset_or_path;
+  if (!spec.ok()) return PrefixError(spec.status(), file.path);
+  if (spec->name.empty() || !IsTextprotoPath(file.path)) spec->name = file.path;
   return spec;
+}
+
+absl::StatusOr<ModelSpec> LoadModelSpec(const std::string& preset_or_path) {
+  MROPE_ASSIGN_OR_RETURN(const std::optional<ConfigFile> file, ReadConfigFile(preset_or_path));
+  if (file.has_value()) return ModelSpecFromConfigFile(*file);
+  auto preset = PresetModelSpec(preset_or_path);
+  if (preset.ok()) return preset;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", preset_or_path, "' is neither a config file nor a preset (",
+                   preset.status().message(), ")"));
 }
 
 absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {

@@ -59,6 +59,20 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const google::protobuf::Value& c
 // checkpoint); otherwise it must be a preset name.
 absl::StatusOr<ModelSpec> LoadModelSpec(const std::string& preset_or_path);
 
+// A config file as LoadModelSpec reads it: its path (the extension picks the parser and the
+// path names the model) and its contents, e.g. to rebuild the same model in another process.
+struct ConfigFile {
+  std::string path;
+  std::string text;
+};
+
+// The file LoadModelSpec would read for `preset_or_path` (a directory's config.json), or
+// nullopt when no such file exists (then it can only be a preset name).
+absl::StatusOr<std::optional<ConfigFile>> ReadConfigFile(const std::string& preset_or_path);
+
+// LoadModelSpec of a file already read: the same model whatever machine `file` came from.
+absl::StatusOr<ModelSpec> ModelSpecFromConfigFile(const ConfigFile& file);
+
 // From the proto: starts from the family's preset and applies the set
 // fields; `rope` is parsed with HF's defaults when present.
 absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params);

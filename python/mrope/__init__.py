@@ -18,9 +18,21 @@ buffers (no copy), or torch tensors when torch tensors came in. ``input_ids`` an
 included); other dtypes and layouts are converted once per call. Bad input raises ValueError
 with mrope's message. The GIL is released while computing, and a Model is immutable, so one
 model serves any number of threads; inputs must not be modified while a call reads them.
+
+``mrope.cuda`` applies mrope's CUDA kernels to torch / CuPy / JAX tensors through the C ABI
+(ctypes); it also works where the compiled extension does not load (another CPython).
 """
-from mrope._model import Model
-from mrope._mrope import Plan
-from mrope._mrope import presets
+try:
+    from mrope._model import Model
+    from mrope._mrope import Plan
+    from mrope._mrope import presets
+except ImportError as _error:  # e.g. a CPython other than the extension's: mrope.cuda works
+    _EXTENSION_ERROR = _error
+
+    def __getattr__(name):
+        if name in ("Model", "Plan", "presets"):
+            raise ImportError(f"mrope.{name} needs the compiled extension mrope._mrope, which "
+                              f"did not load: {_EXTENSION_ERROR}")
+        raise AttributeError(f"module 'mrope' has no attribute '{name}'")
 
 __all__ = ["Model", "Plan", "presets"]

@@ -20,11 +20,13 @@ class Model:
     so every family mrope supports works here.
     """
 
-    __slots__ = ("_impl", "_positional")
+    __slots__ = ("_impl", "_positional", "_source")
 
-    def __init__(self, impl):
-        """Wraps an ``_mrope.Model``; use ``Model.from_config``."""
+    def __init__(self, impl, source):
+        """Wraps an ``_mrope.Model`` made from ``source`` (see ``_load``); use
+        ``Model.from_config``."""
         object.__setattr__(self, "_impl", impl)
+        object.__setattr__(self, "_source", source)
         # The arguments HF's get_rope_index of this family takes after the grids, in order, so
         # that HF's positional calls (Qwen2VLModel.forward passes attention_mask 4th) work.
         if impl.has_audio:
@@ -59,8 +61,25 @@ class Model:
         """
         name = os.fspath(path_or_preset)
         if overrides is None:
-            return cls(_mrope.Model.load(name))
-        return cls(_mrope.Model.with_overrides(name, json.dumps(overrides)))
+            impl = _mrope.Model.load(name)
+            if impl.config_file is not None:
+                return cls(impl, ("config",) + tuple(impl.config_file))
+            return cls(impl, ("preset", name, None))
+        overrides_json = json.dumps(overrides, sort_keys=True)
+        return cls(_mrope.Model.with_overrides(name, overrides_json),
+                   ("preset", name, overrides_json))
+
+    # Pickling sends what the model was made from, not the model: ("preset", name,
+    # overrides_json or None) or ("config", path, contents). The contents travel, so the file
+    # need not exist where it is unpickled. Models made from the same source compare equal.
+    def __reduce__(self):
+        return _load, (self._source,)
+
+    def __eq__(self, other):
+        return isinstance(other, Model) and self._source == other._source
+
+    def __hash__(self):
+        return hash(self._source)
 
     name = property(lambda self: self._impl.name, doc="Preset name, config path or model_type.")
     family = property(lambda self: self._impl.family, doc="The model family, e.g. 'qwen3_vl'.")
@@ -162,3 +181,13 @@ class Model:
             return positions, plan.rope_deltas.item()
         tensor = _tensors.first_tensor(image_grid_thw, video_grid_thw)
         return _tensors.like(positions, tensor), plan.rope_deltas.item()
+
+
+def _load(source):
+    """The Model made from ``source`` (``Model.__reduce__``)."""
+    kind, name, detail = source
+    if kind == "config":
+        return Model(_mrope.Model.from_config_file(name, detail), source)
+    if detail is None:
+        return Model(_mrope.Model.load(name), source)
+    return Model(_mrope.Model.with_overrides(name, detail), source)

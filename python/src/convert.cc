@@ -33,8 +33,15 @@ py::array AsNumericArray(py::handle object, const char* name, const char* kinds)
                                        std::string(py::str(py::type::handle_of(object)))));
   }
   // numpy reads a DLPack-only object (GPU array libraries' host arrays) as one Python object.
-  if (array.dtype().kind() == 'O' && py::hasattr(object, "__dlpack__")) {
-    array = py::array::ensure(py::module_::import("numpy").attr("from_dlpack")(object));
+  // A numpy array of objects is what it is: refused below, never passed to DLPack.
+  if (array.dtype().kind() == 'O' && !py::isinstance<py::array>(object) &&
+      py::hasattr(object, "__dlpack__")) {
+    try {
+      array = py::array::ensure(py::module_::import("numpy").attr("from_dlpack")(object));
+    } catch (const py::error_already_set& error) {
+      throw py::value_error(absl::StrCat(name, ": cannot read it through DLPack (",
+                                         error.what(), ")"));
+    }
   }
   const char kind = array.dtype().kind();
   if (array.size() != 0 && std::string(kinds).find(kind) == std::string::npos) {

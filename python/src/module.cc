@@ -16,8 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "google/protobuf/struct.pb.h"
-#include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
 #include "mrope/positions/model_config.h"
@@ -244,23 +242,33 @@ class Plan {
 // A model: its PositionService, built once. Immutable, so shared freely across threads.
 class Model {
  public:
-  explicit Model(ModelSpec spec)
+  explicit Model(ModelSpec spec, std::optional<ConfigFile> config = std::nullopt)
       : service_(std::make_shared<const PositionService>(
             ValueOrThrow(PositionService::Create(std::move(spec))))),
-        policy_(PolicyFor(service_->spec().positions)) {}
+        policy_(PolicyFor(service_->spec().positions)),
+        config_(std::move(config)) {}
 
+  // LoadModelSpec, keeping the config file it read (pickling sends its contents).
   static std::shared_ptr<Model> Load(const std::string& preset_or_path) {
-    return std::make_shared<Model>(ValueOrThrow(LoadModelSpec(preset_or_path)));
+    std::optional<ConfigFile> config = ValueOrThrow(ReadConfigFile(preset_or_path));
+    if (!config.has_value()) {
+      return std::make_shared<Model>(ValueOrThrow(LoadModelSpec(preset_or_path)));
+    }
+    return FromConfigFile(std::move(config->path), std::move(config->text));
+  }
+
+  static std::shared_ptr<Model> FromConfigFile(std::string path, std::string text) {
+    ConfigFile config{std::move(path), std::move(text)};
+    ModelSpec spec = ValueOrThrow(ModelSpecFromConfigFile(config));
+    return std::make_shared<Model>(std::move(spec), std::move(config));
   }
 
   // A preset with some of its values replaced: `overrides_json` is an object of the golden
   // files' flat `config` fields (ModelConfigFromFlatJson, mrope/service/case_model.h).
   static std::shared_ptr<Model> WithOverrides(const std::string& preset,
                                               const std::string& overrides_json) {
-    ModelSpec spec = ValueOrThrow(PresetModelSpec(preset));
-    const google::protobuf::Value overrides = ValueOrThrow(ParseJson(overrides_json));
-    spec.positions = ValueOrThrow(ModelConfigFromFlatJson(preset, overrides));
-    return std::make_shared<Model>(std::move(spec));
+    return std::make_shared<Model>(
+        ValueOrThrow(PresetModelSpecWithOverrides(preset, overrides_json)));
   }
 
   Plan MakePlan(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
@@ -296,10 +304,12 @@ class Model {
   const ModelSpec& spec() const { return service_->spec(); }
   const PositionPolicy& policy() const { return policy_; }
   bool float_positions() const { return service_->float_positions(); }
+  const std::optional<ConfigFile>& config() const { return config_; }
 
  private:
   std::shared_ptr<const PositionService> service_;
   PositionPolicy policy_;
+  std::optional<ConfigFile> config_;  // the file it was loaded from; none for presets
 };
 
 // Qwen2.5-VL's time index reads second_per_grid_ts (HF's name); Omni reads
@@ -353,6 +363,9 @@ void DefineModule(py::module_& m) {
       .def_static("load", &Model::Load, "preset_or_path"_a,
                   "A preset name, an HF config.json, a checkpoint directory or a ModelParams "
                   "textproto (mrope/service/model_spec.h LoadModelSpec).")
+      .def_static("from_config_file", &Model::FromConfigFile, "path"_a, "text"_a,
+                  "Model.load of a config file already read (`path` picks the parser and "
+                  "names the model).")
       .def_static("with_overrides", &Model::WithOverrides, "preset"_a, "overrides_json"_a,
                   "A preset with the golden files' flat config fields replaced.")
       .def("plan", &Model::MakePlan, "input_ids"_a, "image_grid_thw"_a, "video_grid_thw"_a,
@@ -380,6 +393,13 @@ void DefineModule(py::module_& m) {
           [](const Model& model) {
             return model.policy().convention == Convention::kVllm ? "vllm" : "hf";
           })
+      .def_property_readonly(
+          "config_file",
+          [](const Model& model) -> std::optional<std::pair<std::string, std::string>> {
+            if (!model.config().has_value()) return std::nullopt;
+            return std::make_pair(model.config()->path, model.config()->text);
+          },
+          "(path, contents) of the config file it was loaded from; None for a preset.")
       .def_property_readonly("has_rope",
                              [](const Model& model) { return model.spec().rope.has_value(); });
 }

@@ -5,10 +5,23 @@
 set -euo pipefail
 root="${TEST_SRCDIR}/${TEST_WORKSPACE}"
 export MROPE_REPO_DIR="$root"
-export PYTHONPATH="$root/python:$root/python/tests"
+# --package=DIR: the package under test (default python/; python/host for the host-harness
+# kernels); then the test files (relative to python/; default all of python/tests) and pytest
+# options.
+package=python
+if [[ "${1:-}" == --package=* ]]; then
+  package=${1#--package=}
+  shift
+fi
+tests=("$root/python/tests")
+if [[ "${1:-}" == tests/* ]]; then
+  tests=("$root/python/$1")
+  shift
+fi
+export PYTHONPATH="$root/$package:$root/python/tests"
 # Under --config=asan the extension needs the sanitizer runtimes loaded first; python3 itself
 # is not instrumented, so its allocations are not leak-checked.
-preload=$(ldd "$root/python/mrope/_mrope.so" | awk '/lib(asan|ubsan)\.so/ {print $3}' |
+preload=$(ldd "$root/$package/mrope/_mrope.so" | awk '/lib(asan|ubsan)\.so/ {print $3}' |
           paste -sd: -)
 if [ -n "$preload" ]; then
   export LD_PRELOAD="$preload"
@@ -16,4 +29,4 @@ if [ -n "$preload" ]; then
 fi
 cd "$TEST_TMPDIR"
 exec python3 -m pytest -q -p no:cacheprovider --junitxml="$XML_OUTPUT_FILE" \
-  "$root/python/tests" "$@"
+  "${tests[@]}" "$@"

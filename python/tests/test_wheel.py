@@ -1,6 +1,7 @@
 """The wheel installs with pip into a fresh venv offline, and mrope then imports and computes
 outside the repository with the system python3 and numpy (the venv sees Debian's
-python3-numpy through --system-site-packages)."""
+python3-numpy through --system-site-packages). With the C library, mrope.cuda works where the
+extension does not load (as on another CPython)."""
 import os
 import subprocess
 import sys
@@ -9,6 +10,8 @@ import mrope
 
 WHEEL_SCRIPT = os.path.join(os.path.dirname(mrope.__file__), os.pardir, "wheel.py")
 EXTENSION = mrope._mrope.__file__
+# The C ABI's host-harness build stands in for libmrope_c.so (same ABI; kernels on the CPU).
+C_LIBRARY = os.path.join(os.environ["MROPE_REPO_DIR"], "capi", "libmrope_c_host.so")
 
 CHECK = """
 import mrope, numpy as np
@@ -28,9 +31,23 @@ def run(*command, cwd):
     return result.stdout
 
 
+# The extension made unloadable, as on a CPython it was not built for: mrope.cuda loads the
+# wheel's libmrope_c.so and rotates numpy arrays (host kernels) for a preset name.
+CUDA_CHECK = """
+import sys
+sys.modules["mrope._mrope"] = None
+import numpy as np, mrope, mrope.cuda, mrope._capi
+assert mrope._capi.library()._name.endswith("site-packages/mrope/libmrope_c.so")
+q, k = np.ones((3, 2, 128), np.float32), np.ones((3, 1, 128), np.float32)
+mrope.cuda.apply_mrope_(q, k, np.arange(3), "qwen2_vl", error_flag=np.zeros(1, np.int32))
+print(round(float(q[2, 0, 0]), 4))
+"""
+
+
 def test_wheel_installs_offline_in_a_fresh_venv(tmp_path):
-    wheel = run(sys.executable, WHEEL_SCRIPT, "--extension", EXTENSION, "--version", "0+test",
-                "--out", str(tmp_path / "dist"), cwd=tmp_path).strip()
+    wheel = run(sys.executable, WHEEL_SCRIPT, "--extension", EXTENSION, "--c-library",
+                C_LIBRARY, "--version", "0+test", "--out", str(tmp_path / "dist"),
+                cwd=tmp_path).strip()
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", "--system-site-packages", str(venv), cwd=tmp_path)
     python = str(venv / "bin" / "python3")
@@ -39,3 +56,5 @@ def test_wheel_installs_offline_in_a_fresh_venv(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert run(python, "-c", CHECK, cwd=elsewhere).strip() == "[[0, 1, 2]] [[0]]"
+    # position 2, pair 0: 1 * cos(2) - 1 * sin(2)
+    assert run(python, "-c", CUDA_CHECK, cwd=elsewhere).strip() == "-1.3254"

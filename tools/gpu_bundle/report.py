@@ -20,8 +20,11 @@ import xml.etree.ElementTree as ET
 
 import fused_report
 
-GPU_STEPS = ["tests", "benchmark", "fused_benchmark", "memcheck", "racecheck", "synccheck",
-             "initcheck"]
+# c_abi: the C ABI's test on the device (capi/mrope_c_test.c); python_cuda: mrope.cuda's
+# device tests with the Python stack found (meta python_stack), which pass as skipped without
+# torch or CuPy.
+GPU_STEPS = ["tests", "benchmark", "fused_benchmark", "c_abi", "python_cuda", "memcheck",
+             "racecheck", "synccheck", "initcheck"]
 STREAM_VARIANTS = ["copy", "mrope", "mrope_table", "eager"]
 GRAPH_VARIANTS = ["copy_graph", "mrope_graph"]
 NAME = re.compile(r"^(copy|mrope|mrope_table|eager|copy_graph|mrope_graph)/([^/]+)/T:(\d+)(?:/|$)")
@@ -186,6 +189,7 @@ def main(bundle_dir, state_dir, out_dir):
                                                   meta.get("driver_cuda") or "?")),
             ("compute-sanitizer", meta.get("sanitizer", "not found")),
             ("GPU code in the binaries", meta.get("gpu_code") or "?"),
+            ("Python stack for mrope.cuda", meta.get("python_stack", "?")),
         ] + build
     lines = ["# mrope GPU check", "", "| | |", "| --- | --- |"]
     lines += ["| %s | %s |" % row for row in header]
@@ -246,7 +250,8 @@ def main(bundle_dir, state_dir, out_dir):
     if fused and fused[0]:
         lines += ["", "## Fused kernel benchmark", ""] + fused_report.tables(fused[0])
     lines += ["", "Logs next to this report: tests.log, sanitizers.log, benchmark.log, "
-              "fused_benchmark.log; raw: tests.xml, benchmark.json, fused_benchmark.json."]
+              "fused_benchmark.log, c_abi.log, python_cuda.log; raw: tests.xml, benchmark.json, "
+              "fused_benchmark.json."]
     write(out_dir, lines)
     return 0 if all_ok else 1
 

@@ -11,7 +11,7 @@ import report
 STEPS = ["tests\t0\t", "benchmark\t0\t", "fused_benchmark\t0\t"] + [
     "%s\t0\t========= ERROR SUMMARY: 0 errors; 150 tests ran" % tool
     for tool in ("memcheck", "racecheck", "synccheck", "initcheck")
-]
+] + ["c_abi\t0\t0 of 4 cases failed", "python_cuda\t0\t0 failed"]
 
 
 def bench_entry(variant, model, tokens, us, copy_us):
@@ -118,6 +118,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| racecheck | PASS | ========= ERROR SUMMARY: 0 errors; 150 tests ran "
                       "(exit code 0) |", md)
         self.assertIn("| benchmark | PASS | 20 results, 0 errors |", md)
+        self.assertIn("| c_abi | PASS | 0 of 4 cases failed (exit code 0) |", md)
         # model, T, copy / mrope / mrope_table / eager us, mrope GB/s, % of copy x 3
         self.assertIn("| Qwen2-VL-7B | 8192 | 400.00 | 420.00 | 416.00 | 3600.00 | 19504.8 "
                       "| 95.2 | 96.2 | 11.1 |", md)

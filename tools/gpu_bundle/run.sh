@@ -2,7 +2,8 @@
 # The GPU check of the kernel, run from the bundle that tools/gpu_bundle.sh builds (see
 # kernels/BENCHMARKS.md, "The GPU check in one command"):
 #   run.sh [REPORT_DIR]        (default: report/ in the bundle)
-# Steps: the kernel tests, the benchmarks (the M-RoPE kernel, then the fused kernel),
+# Steps: the kernel tests, the benchmarks (the M-RoPE kernel, then the fused kernel), the C
+# ABI's test (c_abi.log) and mrope.cuda's device tests (python_cuda.log, with torch or CuPy),
 # compute-sanitizer memcheck / racecheck / synccheck / initcheck on a subset that covers every
 # kernel path on small shapes. REPORT_DIR gets report.md plus tests.xml, tests.log,
 # sanitizers.log, benchmark.json, benchmark.log, fused_benchmark.json, fused_benchmark.log.
@@ -26,7 +27,8 @@ sanitizer_filter='*Fused*:*KernelPathTest*:*KernelErrorTest*:*T17_*:*KernelGraph
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT
 rm -f "$out"/report.md "$out"/tests.xml "$out"/tests.log "$out"/sanitizers.log \
-  "$out"/benchmark.json "$out"/benchmark.log "$out"/fused_benchmark.json "$out"/fused_benchmark.log
+  "$out"/benchmark.json "$out"/benchmark.log "$out"/fused_benchmark.json "$out"/fused_benchmark.log \
+  "$out"/c_abi.xml "$out"/c_abi.log "$out"/python_cuda.log
 
 meta() { printf '%s\t%s\n' "$1" "$2" >>"$state/meta.tsv"; }
 step_done() {  # NAME EXIT_CODE [DETAIL]; then refresh the report (a cut-off run keeps one)
@@ -103,6 +105,21 @@ echo "run.sh: fused kernel benchmark"
 timeout "$step_timeout" "$fused_bench_bin" --benchmark_out="$out/fused_benchmark.json" \
   --benchmark_out_format=json --benchmark_counters_tabular=true >"$out/fused_benchmark.log" 2>&1
 step_done fused_benchmark $?
+
+echo "run.sh: C ABI test"
+XML_OUTPUT_FILE="$out/c_abi.xml" timeout "$step_timeout" "$bundle/bin/mrope_c_device_test" \
+  --device >"$out/c_abi.log" 2>&1
+step_done c_abi $? "$(tail -n 1 "$out/c_abi.log")"
+
+# mrope.cuda on the device with this machine's python3 and whichever of torch / CuPy it has
+# (none: the cases skip and the step passes, saying so).
+echo "run.sh: mrope.cuda tests"
+PYTHONPATH="$bundle/python" MROPE_C_LIBRARY="$bundle/lib/libmrope_c.so" timeout "$step_timeout" \
+  python3 "$bundle/python/tests/test_cuda_device.py" >"$out/python_cuda.log" 2>&1
+rc=$?
+meta python_stack "$(python3 --version 2>&1), $(sed -n 's/^mrope.cuda device tests: //p' \
+  "$out/python_cuda.log" | head -n 1)"
+step_done python_cuda $rc "$(tail -n 1 "$out/python_cuda.log")"
 
 if sanitizer=$(find_tool compute-sanitizer); then
   meta sanitizer "$sanitizer ($("$sanitizer" --version | grep -o 'Version [^ ]*' | head -n 1))"
