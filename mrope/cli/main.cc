@@ -22,7 +22,7 @@
 #include "mrope/cli/positions_command.h"
 #include "mrope/cli/rotary_command.h"
 #include "mrope/cli/tables_command.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 
 ABSL_FLAG(std::string, config, "",
           "The model: a preset (listed under `presets` above), the model's HF config.json or "
@@ -45,8 +45,10 @@ ABSL_FLAG(std::string, video_time_rounding, "",
           "Override the Qwen2.5-VL video time index: scale_then_truncate (vLLM, SGLang, "
           "TensorRT-LLM; the default) or truncate_interval_first (HF transformers v4).");
 ABSL_FLAG(std::string, convention, "",
-          "Override the batch convention: hf (padded batch, HF deltas; the default) or vllm "
-          "(each row its own request).");
+          "Override the convention (whose padding, deltas and decode to follow): hf_v4 (or hf; "
+          "transformers v4.57.6, the v4 families' default), hf_v5_2 (transformers v5.2.0, the "
+          "new families' default), hf_v5 (transformers v5.15, blocks from mm_token_type_ids) "
+          "or vllm (each row its own request).");
 
 namespace {
 

@@ -81,6 +81,30 @@ absl::StatusOr<std::vector<RealColumns>> FindRealColumns(const PromptBatch& batc
   return rows;
 }
 
+// The prompt's last column, [3] positions of column L - 1: the row's last real token, or a
+// padding slot (a right-padded row decodes from the padding value).
+absl::Status SetLastColumn(const BatchPlan& plan, const SequencePositions& seq, int64_t l,
+                           RowLayout& layout) {
+  const int64_t n = seq.num_tokens();
+  const int64_t last_real = layout.scattered_columns.empty() ? layout.first_column + n - 1
+                                                             : layout.scattered_columns.back();
+  if (n == 0 || last_real != l - 1) {
+    layout.last_column = {plan.pad_value, plan.pad_value, plan.pad_value};
+    return absl::OkStatus();
+  }
+  if (plan.float_positions) {
+    float t = 0, h = 0, w = 0;
+    MROPE_RETURN_IF_ERROR(seq.Fill<float>(n - 1, n, {&t, &h, &w}));
+    layout.last_column = {t, h, w};
+  } else {
+    int64_t t = 0, h = 0, w = 0;
+    MROPE_RETURN_IF_ERROR(seq.Fill<int64_t>(n - 1, n, {&t, &h, &w}));
+    layout.last_column = {static_cast<double>(t), static_cast<double>(h),
+                          static_cast<double>(w)};
+  }
+  return absl::OkStatus();
+}
+
 bool HasGrids(const MediaInputs& media) {
   return !media.image_grid_thw.empty() || !media.video_grid_thw.empty();
 }
@@ -113,7 +137,6 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
   const PositionPolicy& policy = planner.policy();
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, policy, batch.media, limits));
-  const bool vllm = policy.convention == Convention::kVllm;
   const bool fp = policy.float_positions;
 
   BatchPlan plan;
@@ -121,8 +144,13 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   plan.batch_size = batch.batch_size;
   plan.seq_len = batch.seq_len;
   plan.float_positions = fp;
-  plan.text_only_path = !vllm && !HasGrids(batch.media);
-  plan.pad_value = vllm ? 0 : (fp && !plan.text_only_path ? 0 : 1);
+  plan.text_only_path =
+      policy.text_only != TextOnlyBatch::kRowsNumbered && !HasGrids(batch.media);
+  // HF v4 fills a text-only batch's padding with 1 (quirk 5), v5.2's generate() with 0.
+  plan.pad_value = !plan.text_only_path                                  ? policy.pad_value
+                   : policy.text_only == TextOnlyBatch::kCumsumPadsInMax ? 1
+                                                                         : 0;
+  plan.decode = policy.decode;
   ReserveRows(batch.batch_size, plan);
 
   const int64_t l = batch.seq_len;
@@ -171,17 +199,31 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
     MROPE_RETURN_IF_ERROR(planner.Plan(spans, seq));
     const int64_t pads = l - n;
     double row_max = seq.max_position();
-    if (plan.text_only_path && pads > 0) row_max = n == 0 ? plan.pad_value
-                                                          : std::max(row_max, plan.pad_value);
+    if (plan.text_only_path && policy.text_only == TextOnlyBatch::kCumsumPadsInMax && pads > 0) {
+      row_max = n == 0 ? plan.pad_value : std::max(row_max, plan.pad_value);
+    }
     const double delta_unpadded =
         AddPositions(fp, AddPositions(fp, row_max, 1), -static_cast<double>(n));
     const double delta_padded = AddPositions(fp, delta_unpadded, -static_cast<double>(pads));
     RowLayout& layout = plan.layouts.emplace_back();
     layout.first_column = first;
     layout.scattered_columns = std::move(columns);
-    layout.delta = vllm || policy.delta_against_unpadded ? delta_unpadded : delta_padded;
-    layout.decode_delta = vllm ? delta_unpadded : delta_padded;
-    layout.decode_offset = vllm ? n : l;
+    layout.delta = policy.delta_against_unpadded ? delta_unpadded : delta_padded;
+    if (policy.clamp_delta) layout.delta = std::max(layout.delta, 0.0);
+    if (policy.per_request) {
+      layout.decode_delta = delta_unpadded;
+      layout.decode_offset = n;
+    } else if (policy.decode == DecodeRule::kPerAxisFromLast) {
+      // generate() stores get_rope_index's deltas, or zeros when it never called it.
+      layout.decode_delta = plan.text_only_path ? 0 : layout.delta;
+      layout.decode_offset = l;
+    } else {
+      layout.decode_delta = delta_padded;
+      layout.decode_offset = l;
+    }
+    if (policy.decode == DecodeRule::kPerAxisFromLast) {
+      MROPE_RETURN_IF_ERROR(SetLastColumn(plan, seq, l, layout));
+    }
   }
   MROPE_RETURN_IF_ERROR(CheckMediaConsumed(batch.media, cursor));
   return plan;
@@ -299,16 +341,23 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, A
         "this model's positions are float32 (Qwen3-Omni); request float output");
   }
   out.resize(3 * b * steps);
+  const bool per_axis = plan.decode == DecodeRule::kPerAxisFromLast;
   for (int64_t row = 0; row < b; ++row) {
     const RowLayout& layout = plan.layouts[row];
     for (int64_t k = 0; k < steps; ++k) {
-      const double cache_position = static_cast<double>(layout.decode_offset + k);
-      const double v = AddPositions(plan.float_positions, cache_position, layout.decode_delta);
-      if (v > static_cast<double>(std::numeric_limits<Out>::max())) {
-        return absl::OutOfRangeError(
-            absl::StrCat("decode position ", v, " does not fit the requested output type"));
+      for (int axis = 0; axis < 3; ++axis) {
+        const double v =
+            per_axis ? AddPositions(plan.float_positions, layout.last_column[axis],
+                                    static_cast<double>(1 + k))
+                     : AddPositions(plan.float_positions,
+                                    static_cast<double>(layout.decode_offset + k),
+                                    layout.decode_delta);
+        if (v > static_cast<double>(std::numeric_limits<Out>::max())) {
+          return absl::OutOfRangeError(
+              absl::StrCat("decode position ", v, " does not fit the requested output type"));
+        }
+        out[(axis * b + row) * steps + k] = static_cast<Out>(v);
       }
-      for (int axis = 0; axis < 3; ++axis) out[(axis * b + row) * steps + k] = static_cast<Out>(v);
     }
   }
   return absl::OkStatus();

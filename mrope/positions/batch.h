@@ -3,8 +3,9 @@
 
 // Padded batches: token ids [B][L] + attention mask + the batch's media lists in, planar
 // positions [3][B][L], per-row deltas and decode positions out, following HF get_rope_index +
-// generate() (or vLLM's per-request convention, per ModelConfig::convention).
+// generate() of the config's convention (or vLLM's per-request one).
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -39,11 +40,15 @@ struct RowLayout {
   // get_rope_index's second return: against the padded length L (HF VL) or the row's real
   // token count n (Omni, vLLM).
   double delta = 0;
-  // What generation adds to the cache position: decode step k has position
-  // decode_offset + k + decode_delta on all axes, with decode_offset = L (HF: the cache
-  // position) or n (vLLM: the request length). Omni stores delta - padding (rope_deltas).
+  // What generation stores (rope_deltas) and adds to the cache position: under
+  // DecodeRule::kCachePlusDelta decode step k has position decode_offset + k + decode_delta on
+  // all axes, with decode_offset = L (HF: the cache position) or n (vLLM: the request length).
+  // Omni stores delta - padding; HF v5.2 stores 0 for a batch without grids.
   double decode_delta = 0;
   int64_t decode_offset = 0;
+  // Under DecodeRule::kPerAxisFromLast: the prompt's column L - 1 (t, h, w); decode step k has
+  // last_column[a] + 1 + k on axis a.
+  std::array<double, 3> last_column = {0, 0, 0};
 };
 
 // The positions of a batch, planned: one SequencePositions and one RowLayout per row, plus the
@@ -52,10 +57,11 @@ struct BatchPlan {
   int64_t batch_size = 0;
   int64_t seq_len = 0;
   bool float_positions = false;
-  // HF with no image/video grid in the batch: positions are cumsum(mask) - 1 and the padding
-  // slots count in each row's maximum (HF quirk 5).
+  // HF with no image/video grid in the batch: positions are cumsum(mask) - 1 (v4: the padding
+  // slots count in each row's maximum, HF quirk 5).
   bool text_only_path = false;
   double pad_value = 1;               // what padding slots hold
+  DecodeRule decode = DecodeRule::kCachePlusDelta;
   std::vector<SequencePositions> rows;  // each row's real tokens
   // Row by row, in one vector (one allocation, not one per field: a service call makes few).
   std::vector<RowLayout> layouts;

@@ -10,7 +10,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/model_family.h"
 #include "mrope/positions/scan_kernels.h"
 
 namespace mrope {
@@ -84,7 +83,7 @@ class RowScanner {
         consumed = 1;
       } else if (bracketed_videos_ && token == ids_.video) {
         return RowError(row_, i, "video_token_id ", token,
-                        " in the prompt: ", ModelFamilyName(config_.family),
+                        " in the prompt: ", config_.rules->name,
                         " writes video frames with image_token_id ", ids_.image,
                         " between video_start and video_end");
       } else if (token == ids_.image || token == ids_.video ||
@@ -178,7 +177,7 @@ class RowScanner {
   // The block start marker as the family's config names it (vision_start, GLM's image_start);
   // for error messages only.
   absl::string_view StartName() const {
-    return TokenName(config_.family, &SpecialTokens::vision_start);
+    return TokenName(*config_.rules, &SpecialTokens::vision_start);
   }
 
   // <vision_start> at `i`: an image, a video (frame), or an audio-in-video block.
@@ -231,7 +230,7 @@ class RowScanner {
       grid.t = 1;  // each frame is its own block
       if (full.t > 1 && found == full.t * GridTokens(grid)) {
         return RowError(row_, i, "video_grid_thw[", video, "] (", full.t,
-                        " frames) is written as one block; ", ModelFamilyName(config_.family),
+                        " frames) is written as one block; ", config_.rules->name,
                         " needs one <vision_start>...<vision_end> block per frame");
       }
     }
@@ -421,7 +420,7 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const PositionPolicy
   if (!SecondsListOf(other_list, media)->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(SecondsListName(other_list),
                                                    " is not read by ",
-                                                   ModelFamilyName(config.family), "; use ",
+                                                   config.rules->name, "; use ",
                                                    name));
   }
   if (!list.empty() && list.size() != media.video_grid_thw.size()) {

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 
 namespace mrope {
 namespace {
@@ -33,7 +33,7 @@ absl::Status ReadOptionalDouble(const Value& object, absl::string_view key, doub
 absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
                                                     const Value& config) {
   MROPE_ASSIGN_OR_RETURN(ModelConfig out, PresetConfig(preset));
-  for (const TokenKey& key : FamilyInfo(out.family).token_keys) {
+  for (const TokenKey& key : out.rules->token_keys) {
     MROPE_RETURN_IF_ERROR(
         ReadOptionalInt(config, absl::StrCat(key.hf_name, "_token_id"), out.tokens.*key.field));
   }

@@ -132,9 +132,10 @@ std::string TimeScale(const ModelConfig& config) {
 template <typename Out>
 absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& plan) {
   const PositionPolicy policy = PolicyFor(config);
-  std::string out = absl::StrCat(ModelFamilyName(config.family), TimeScale(config), ": ",
-                                 plan.batch_size, plan.batch_size == 1 ? " row" : " rows", " of ",
-                                 plan.seq_len, " columns\n");
+  std::string out = absl::StrCat(config.rules->name, " under ",
+                                 ConventionRulesOf(config.convention).name, TimeScale(config),
+                                 ": ", plan.batch_size, plan.batch_size == 1 ? " row" : " rows",
+                                 " of ", plan.seq_len, " columns\n");
   if (plan.text_only_path) {
     out += "no image or video grid in the batch: HF numbers tokens cumsum(mask) - 1\n";
   }
@@ -144,15 +145,22 @@ absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& 
   for (int64_t row = 0; row < plan.batch_size; ++row) {
     const SequencePositions& seq = plan.rows[row];
     const RowLayout& layout = plan.layouts[row];
-    const Out decode_at = static_cast<Out>(static_cast<double>(layout.decode_offset) +
-                                           layout.decode_delta);
+    // Per axis (HF v5 generate()): from the prompt's last column, which after a prompt that
+    // ends inside a block differs between the axes and from the cache + delta conventions.
+    const std::string decode_at =
+        plan.decode == DecodeRule::kPerAxisFromLast
+            ? absl::StrCat("(", Num(static_cast<Out>(layout.last_column[0] + 1)), ", ",
+                           Num(static_cast<Out>(layout.last_column[1] + 1)), ", ",
+                           Num(static_cast<Out>(layout.last_column[2] + 1)), ") (t, h, w)")
+            : Num(static_cast<Out>(static_cast<double>(layout.decode_offset) +
+                                   layout.decode_delta));
     absl::StrAppend(&out, "\nrow ", row, ": ", seq.num_tokens(), " tokens",
                     seq.num_tokens() < plan.seq_len
                         ? absl::StrCat(" + ", plan.seq_len - seq.num_tokens(), " padding")
                         : "",
                     ", max position ", Num(static_cast<Out>(seq.max_position())),
                     ", mrope_position_delta ", Num(static_cast<Out>(layout.delta)),
-                    ", generation continues at ", Num(decode_at), "\n");
+                    ", generation continues at ", decode_at, "\n");
     MROPE_RETURN_IF_ERROR(ExplainRow<Out>(seq, policy, out));
   }
   return out;

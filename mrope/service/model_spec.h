@@ -35,7 +35,7 @@ RotaryLayout RotaryLayoutOf(const ModelSpec& spec);
 absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 
 // A model's HF config.json, as published on the Hub, picked by its `model_type` (the family
-// table's hf_model_types, mrope/positions/model_family.h, which also says where the ids sit):
+// table's hf_model_types, mrope/model/model_family.h, which also says where the ids sit):
 //   qwen2_vl, qwen2_5_vl          ids at top level, vision_config.spatial_merge_size,
 //                                 vision_config.tokens_per_second (Qwen2.5-VL, required), rope
 //                                 keys at top level or in text_config

@@ -67,7 +67,7 @@ class Model:
     float_positions = property(lambda self: self._impl.float_positions,
                                doc="True when positions are float32 (Qwen3-Omni), else int64.")
     convention = property(lambda self: self._impl.convention,
-                          doc="'hf' (transformers' batching) or 'vllm' (per request).")
+                          doc="'hf_v4', 'hf_v5_2', 'hf_v5' (transformers' batching) or 'vllm'.")
 
     def __repr__(self):
         return f"mrope.Model({self.name!r}, family={self.family!r})"

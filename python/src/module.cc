@@ -21,7 +21,7 @@
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
 #include "mrope/positions/model_config.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "pybind11/numpy.h"
@@ -366,7 +366,7 @@ void DefineModule(py::module_& m) {
       .def_property_readonly(
           "family",
           [](const Model& model) {
-            return std::string(ModelFamilyName(model.spec().positions.family));
+            return std::string(model.spec().positions.rules->name);
           })
       .def_property_readonly("float_positions", &Model::float_positions,
                              "True when positions are float32 (Qwen3-Omni), else int64.")
@@ -378,7 +378,7 @@ void DefineModule(py::module_& m) {
       .def_property_readonly(
           "convention",
           [](const Model& model) {
-            return model.policy().convention == Convention::kVllm ? "vllm" : "hf";
+            return std::string(ConventionRulesOf(model.policy().convention).name);
           })
       .def_property_readonly("has_rope",
                              [](const Model& model) { return model.spec().rope.has_value(); });

@@ -135,9 +135,9 @@ def test_bad_input_raises_value_error_with_mrope_message(call, message):
 
 def test_presets_lists_every_loadable_preset():
     presets = mrope.presets()
-    assert presets[:2] == ["qwen2_vl", "qwen2_5_vl"]  # the family table's order
+    assert presets[:2] == ["qwen2_vl", "qwen2_vl_hf_v5_2"]  # the family table's order
     assert {"qwen2_5_vl_hf", "qwen2_5_vl_vllm", "qwen3_vl", "qwen2_5_omni", "qwen3_omni",
-            "glm4v", "glm4v_moe"} <= set(presets)
+            "glm4v", "glm4v_moe", "qwen3_5", "glm46v", "ernie4_5_vl_moe"} <= set(presets)
     assert len(set(presets)) == len(presets)
     for name in presets:
         assert mrope.Model.from_config(name).name == name

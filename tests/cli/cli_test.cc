@@ -249,15 +249,16 @@ TEST(CliTest, UsageErrors) {
   run = RunMrope("positions --config=qwen5 --request=x");
   EXPECT_THAT(run.err, HasSubstr("'qwen5' is neither a config file nor a preset"));
   run = RunMrope("positions --config=qwen2_5_vl --convention=sglang --request=x");
-  EXPECT_THAT(run.err, HasSubstr("--convention must be hf or vllm"));
+  EXPECT_THAT(run.err, HasSubstr("--convention: unknown convention 'sglang'; known: hf, hf_v4, "
+                                 "hf_v5_2, hf_v5, vllm"));
   run = RunMrope("--help");
   EXPECT_THAT(run.out + run.err, HasSubstr("usage: mrope <command> [flags]"));
   EXPECT_THAT(run.out + run.err,
-              HasSubstr("presets (--config):\n  qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, "
-                        "qwen2_5_vl_vllm, qwen3_vl, qwen2_5_omni, qwen3_omni, glm4v, glm4v_moe"));
+              HasSubstr("presets (--config):\n  qwen2_vl, qwen2_vl_hf_v5_2, qwen2_vl_hf_v5, "
+                        "qwen2_vl_vllm, qwen2_5_vl, qwen2_5_vl_hf, "));
   run = RunMrope("positions --request=x");
   EXPECT_THAT(run.err, HasSubstr("--config is required: a preset (qwen2_vl, "));
-  EXPECT_THAT(run.err, HasSubstr("glm4v, glm4v_moe) or a model's config.json"));
+  EXPECT_THAT(run.err, HasSubstr("paddleocr_vl, ernie4_5_vl_moe) or a model's config.json"));
 }
 
 }  // namespace

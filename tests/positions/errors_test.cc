@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/batch.h"
 #include "tests/testing/positions_testing.h"
 
@@ -188,8 +189,8 @@ TEST(Errors, UnknownModelFamily) {
               HasSubstr("unknown model family 'qwen4_vl'; known: qwen2_vl, qwen2_5_vl, "
                         "qwen3_vl, qwen2_5_omni, qwen3_omni, glm4v, glm4v_moe"));
   EXPECT_THAT(Message(PresetConfig("llava").status()),
-              HasSubstr("unknown preset 'llava'; known: qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, "
-                        "qwen2_5_vl_vllm, qwen3_vl"));
+              HasSubstr("unknown preset 'llava'; known: qwen2_vl, qwen2_vl_hf_v5_2, "
+                        "qwen2_vl_hf_v5, qwen2_vl_vllm, qwen2_5_vl, qwen2_5_vl_hf, "));
 }
 
 TEST(Errors, OmniBlocksMustBeClosed) {

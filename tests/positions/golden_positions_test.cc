@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/model_config.h"
 #include "tests/testing/golden_cases.h"

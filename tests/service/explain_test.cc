@@ -34,7 +34,7 @@ std::string Explain(const std::string& model, const std::string& file) {
 // video ends at 64, <vision_end> at 65, text 66..68, delta +45, decode at 69.
 TEST(ExplainTest, Qwen2_5VlVideoTimeSteps) {
   const std::string table = Explain("qwen2_5_vl", "case_026.json");
-  EXPECT_THAT(table, HasSubstr("qwen2_5_vl (video t = k * trunc(s/grid) * 2 for temporal grid k)"));
+  EXPECT_THAT(table, HasSubstr("qwen2_5_vl under hf_v4 (video t = k * trunc(s/grid) * 2 for temporal grid k)"));
   EXPECT_THAT(table, HasSubstr("row 0: 24 tokens, max position 68, mrope_position_delta 45, "
                                "generation continues at 69"));
   EXPECT_THAT(table, ContainsRegex("1 +video +3\\.\\.20 +16x2x2 +16x1x1 +2\\.5 +4\\.\\.64 +4 +4 +66"));
@@ -70,8 +70,8 @@ TEST(ExplainTest, FloatPositions) {
 // `C4 T26 Vopen2x28x8@ts0,1`: ends at (49, 62, 52), decodes at 63).
 TEST(ExplainTest, GlmVideoFrames) {
   const std::string table = Explain("glm4v", "case_029.json");
-  EXPECT_THAT(table, HasSubstr("glm4v (each video frame is a block at t = its start; time shows "
-                               "only as text between frames)"));
+  EXPECT_THAT(table, HasSubstr("glm4v under hf_v4 (each video frame is a block at t = its start; "
+                               "time shows only as text between frames)"));
   EXPECT_THAT(table, ContainsRegex("1 +video frame +31\\.\\.88 +1x28x8 +1x14x4 +- +32 +"
                                    "32\\.\\.45 +32\\.\\.35 +47"));
   EXPECT_THAT(table, ContainsRegex("3 +video frame \\(open\\) +90\\.\\.146 .* 49 +49\\.\\.62 +"

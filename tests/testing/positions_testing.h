@@ -10,6 +10,7 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/sequence_positions.h"

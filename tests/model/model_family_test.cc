@@ -1,4 +1,4 @@
-// The family table (mrope/positions/model_family.h): rows are in ModelFamily order (FamilyInfo
+// The family table (mrope/model/model_family.h): rows are in ModelFamily order (FamilyInfo
 // indexes by it), names are unique, and every row's preset and variants are valid configs.
 
 #include <set>
@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 
 namespace mrope {
 namespace {
@@ -18,7 +18,9 @@ TEST(ModelFamilyTable, RowsFollowTheEnumAndPresetsValidate) {
     SCOPED_TRACE(std::string(row.name));
     EXPECT_EQ(static_cast<size_t>(row.family), i);
     EXPECT_EQ(&FamilyInfo(row.family), &row);
-    EXPECT_EQ(row.preset.family, row.family);
+    EXPECT_EQ(row.preset.rules, &row.rules);
+    EXPECT_EQ(&FamilyOf(row.preset), &row);
+    EXPECT_EQ(row.rules.name, row.name);
     EXPECT_FALSE(row.hf_model_types.empty());
     EXPECT_TRUE(ValidateModelConfig(row.preset).ok()) << ValidateModelConfig(row.preset);
     EXPECT_EQ(ModelFamilyName(row.family), row.name);
@@ -33,7 +35,7 @@ TEST(ModelFamilyTable, RowsFollowTheEnumAndPresetsValidate) {
       EXPECT_TRUE(ValidateModelConfig(*config).ok());
     }
   }
-  EXPECT_EQ(ModelFamilies().size(), 7u);
+  EXPECT_EQ(ModelFamilies().size(), 13u);
 }
 
 // A row's policy is what the planner uses, with the config's convention and rounding applied.
@@ -51,7 +53,7 @@ TEST(ModelFamilyTable, PolicyForAppliesConventionAndRounding) {
   EXPECT_TRUE(PolicyFor(*glm).video_frames_as_blocks);
   glm->convention = Convention::kVllm;
   EXPECT_THAT(std::string(ValidateModelConfig(*glm).message()),
-              ::testing::HasSubstr("the vLLM convention is not implemented for glm4v"));
+              ::testing::HasSubstr("the vllm convention is not implemented for glm4v"));
 }
 
 // The model_types of config.json find their row, whose rope says how rotary dims pair.
