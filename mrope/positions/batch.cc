@@ -38,11 +38,13 @@ absl::Status CheckShape(const PromptBatch& batch, const PositionLimits& limits) 
     return absl::InvalidArgumentError(absl::StrCat("input_ids has ", batch.input_ids.size(),
                                                    " entries, expected ", b, " x ", l));
   }
-  if (!batch.attention_mask.empty()) {
-    if (static_cast<int64_t>(batch.attention_mask.size()) != b * l) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("attention_mask has ", batch.attention_mask.size(),
-                       " entries, expected the shape of input_ids [", b, "][", l, "]"));
+  for (const auto& [name, values] :
+       {std::make_pair("attention_mask", batch.attention_mask),
+        std::make_pair("mm_token_type_ids", batch.mm_token_type_ids)}) {
+    if (!values.empty() && static_cast<int64_t>(values.size()) != b * l) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " has ", values.size(),
+                                                     " entries, expected the shape of input_ids [",
+                                                     b, "][", l, "]"));
     }
   }
   return absl::OkStatus();
@@ -137,6 +139,12 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
   const PositionPolicy& policy = planner.policy();
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, policy, batch.media, limits));
+  const bool typed = !batch.mm_token_type_ids.empty();
+  if (policy.blocks_from_type_ids && !typed && HasGrids(batch.media)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mm_token_type_ids is required: ", config.rules->name, " under ",
+        ConventionRulesOf(config.convention).name, " finds blocks from it"));
+  }
   const bool fp = policy.float_positions;
 
   BatchPlan plan;
@@ -157,6 +165,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   const BatchScanner scanner(config, policy, batch.media);
   MediaCursor cursor;
   std::vector<int64_t> gathered;
+  std::vector<int64_t> gathered_types;
   std::vector<Span> spans;  // each row's, reusing one allocation
   spans.reserve(scanner.MaxRowSpans(l));
   for (int64_t row = 0; row < batch.batch_size; ++row) {
@@ -166,16 +175,21 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
     const auto [first, last, contiguous] = real_columns[row];
     std::vector<int64_t> columns;
     absl::Span<const int64_t> real_tokens = ids.subspan(first, last - first);
+    absl::Span<const int64_t> real_types;
+    if (typed) real_types = batch.mm_token_type_ids.subspan(row * l + first, last - first);
     if (!contiguous) {
       const int64_t* mask = batch.attention_mask.data() + row * l;
       gathered.clear();
+      gathered_types.clear();
       for (int64_t c = first; c < last; ++c) {
         if (mask[c] == 1) {
           columns.push_back(c);
           gathered.push_back(ids[c]);
+          if (typed) gathered_types.push_back(batch.mm_token_type_ids[row * l + c]);
         }
       }
       real_tokens = gathered;
+      real_types = gathered_types;
     }
     const int64_t n = real_tokens.size();
     if (n == 0 && !plan.text_only_path) {
@@ -183,7 +197,8 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
           absl::StrCat("row ", row, " has no tokens (its attention_mask is all 0)"));
     }
     spans.clear();
-    MROPE_RETURN_IF_ERROR(scanner.ScanRow(real_tokens, cursor, row, spans));
+    MROPE_RETURN_IF_ERROR(typed ? scanner.ScanRowByTypes(real_tokens, real_types, cursor, row, spans)
+                                : scanner.ScanRow(real_tokens, cursor, row, spans));
     if (plan.text_only_path) {
       // HF never scans a batch without grids; media tokens in it are still an error here.
       for (const Span& span : spans) {

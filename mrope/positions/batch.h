@@ -28,6 +28,10 @@ struct PromptBatch {
   int64_t seq_len = 0;
   absl::Span<const int64_t> input_ids;       // [B][L], row-major
   absl::Span<const int64_t> attention_mask;  // [B][L] of 0/1, or empty for all ones
+  // [B][L]: 0 text, 1 image, 2 video (transformers 5.x processors), or empty. When given,
+  // blocks are its runs (BatchScanner::ScanRowByTypes); conventions and families whose
+  // get_rope_index reads it (hf_v5, ERNIE) require it.
+  absl::Span<const int64_t> mm_token_type_ids;
   MediaInputs media;
 };
 

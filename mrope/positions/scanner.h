@@ -58,6 +58,14 @@ class BatchScanner {
   absl::Status ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor, int64_t row,
                        std::vector<Span>& spans) const;
 
+  // The same from the row's mm_token_type_ids (transformers 5.x; `types` has one value per real
+  // token: 0 text, 1 image, 2 video): every maximal run of 1 or 2 is a block without markers of
+  // its own (Span::bracketed false) that takes the next grid (Qwen3-VL: the next frame). Every
+  // token of a run must be the image (video) token and no such token may be typed 0: a
+  // disagreement is an error naming the row and the index. Not for GLM's bracketed videos.
+  absl::Status ScanRowByTypes(absl::Span<const int64_t> tokens, absl::Span<const int64_t> types,
+                              MediaCursor& cursor, int64_t row, std::vector<Span>& spans) const;
+
   // An upper bound on the spans ScanRow appends for a valid row of `seq_len` tokens, for a caller
   // to reserve once (Qwen3-VL's block per video frame otherwise reallocates the vector as it
   // grows).

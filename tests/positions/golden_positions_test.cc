@@ -22,6 +22,7 @@ using ::mrope::testing::GoldenCaseFiles;
 using ::mrope::testing::GoldenPositionKeys;
 using ::mrope::testing::OutputValues;
 using ::mrope::testing::ReadGoldenCase;
+using ::mrope::testing::StoredDeltasKey;
 
 // Compares `actual` with the golden field `key` (flattened): float32 values for float families,
 // exact integers otherwise (both read back exactly as double).
@@ -45,12 +46,8 @@ void CheckCase(const BatchPlan& plan, const GoldenCase& c) {
   ASSERT_TRUE(FillBatch(plan, positions).ok());
   ExpectSameValues(positions, c, "position_ids", {3, b, plan.seq_len});
   ExpectSameValues(PerRowDeltas<Out>(plan, &RowLayout::delta), c, "mrope_position_deltas", {b});
-  // What generate() stored: the Omni thinker's (v4 folders), or rope_deltas (5.x folders).
-  for (const char* key : {"rope_deltas_thinker", "rope_deltas"}) {
-    if (FindField(c.outputs, key) != nullptr) {
-      ExpectSameValues(PerRowDeltas<Out>(plan, &RowLayout::decode_delta), c, key, {b});
-    }
-  }
+  ExpectSameValues(PerRowDeltas<Out>(plan, &RowLayout::decode_delta), c,
+                   StoredDeltasKey(c.outputs), {b});
   if (FindField(c.outputs, "decode_position_ids") == nullptr) return;  // the *_hf_v5 folders
   std::vector<Out> decode;
   ASSERT_TRUE(FillDecode(plan, 3, decode).ok());
