@@ -258,6 +258,27 @@ std::vector<ModelFamilyInfo> BuildTable() {
     NewInV5(r);
     rows.push_back(r);
   }
+  // GLM-Image: source images take (cp, cp + i, cp + j), text resumes at cp + max(h, w) (no
+  // spatial merge); decode follows the table of its generation targets; deltas are 0.
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kGlmImage, "glm_image", "GlmImageConfig defaults",
+                            Tokens(167855, -1, 16384, 16385));
+    r.hf_model_types = {{"glm_image", ""}};
+    r.rules.token_keys = {{"image", &SpecialTokens::image},
+                          {"image_start", &SpecialTokens::vision_start},
+                          {"image_end", &SpecialTokens::vision_end}};
+    PositionPolicy& p = r.rules.policy;
+    p.blocks_from_image_runs = true;
+    p.block_end = BlockEnd::kStartPlusLargerSide;
+    p.decode = DecodeRule::kTargetGridTable;
+    p.zero_deltas = true;
+    r.rules.v5_pad_value = 1;
+    r.preset.spatial_merge_size = 1;
+    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj};
+    r.processor = ProcessorLayout::kImageGenerationTargets;
+    NewInV5(r);
+    rows.push_back(r);
+  }
   // Every other convention of a row is a preset "<name>_<convention>", with HF's video time
   // rounding for HF's conventions (Qwen2.5-VL's 5.x code still truncates the interval first).
   for (ModelFamilyInfo& r : rows) {

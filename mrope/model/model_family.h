@@ -38,6 +38,7 @@ enum class ModelFamily {
   kGlmOcr,
   kPaddleOcrVl,
   kErnie4_5VlMoe,
+  kGlmImage,
 };
 
 // A `model_type` of HF config.json and the object holding the family's ids and time scales.
@@ -73,6 +74,9 @@ enum class ProcessorLayout {
   kOmniAudio,         // vision blocks plus audio blocks and audio-in-video interleaving
   kGlmVideoBrackets,  // videos: <|begin_of_video|> per frame (image block + timestamp) <|end_of_video|>
   kTypedRuns,         // ERNIE: blocks are runs of mm_token_type_ids; no timestamp text
+  // GLM-Image: <image_start> h·w image tokens <image_end> per source image, then the target
+  // grid text and a final <image_start>; the targets are image_grid_thw past the sources
+  kImageGenerationTargets,
 };
 
 // A preset other than the row's own: the row's values under another convention or rounding.

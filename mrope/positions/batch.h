@@ -28,11 +28,11 @@ struct PromptBatch {
   int64_t seq_len = 0;
   absl::Span<const int64_t> input_ids;       // [B][L], row-major
   absl::Span<const int64_t> attention_mask;  // [B][L] of 0/1, or empty for all ones
+  MediaInputs media;
   // [B][L]: 0 text, 1 image, 2 video (transformers 5.x processors), or empty. When given,
   // blocks are its runs (BatchScanner::ScanRowByTypes); conventions and families whose
   // get_rope_index reads it (hf_v5, ERNIE) require it.
   absl::Span<const int64_t> mm_token_type_ids;
-  MediaInputs media;
 };
 
 // Where one row's real tokens sit in the padded batch, and how generation continues after them.
@@ -53,6 +53,9 @@ struct RowLayout {
   // Under DecodeRule::kPerAxisFromLast: the prompt's column L - 1 (t, h, w); decode step k has
   // last_column[a] + 1 + k on axis a.
   std::array<double, 3> last_column = {0, 0, 0};
+  // Under DecodeRule::kTargetGridTable (GLM-Image): the row's generation targets, last first;
+  // the table starts at decode_offset, the position after the prompt's last real token.
+  std::vector<Grid> target_grids;
 };
 
 // The positions of a batch, planned: one SequencePositions and one RowLayout per row, plus the
@@ -64,7 +67,10 @@ struct BatchPlan {
   // HF with no image/video grid in the batch: positions are cumsum(mask) - 1 (v4: the padding
   // slots count in each row's maximum, HF quirk 5).
   bool text_only_path = false;
-  double pad_value = 1;               // what padding slots hold
+  double pad_value = 1;               // what padding slots hold at prefill
+  // What get_rope_index itself writes there: pad_value, except for HF v5.2's text-only batches,
+  // which generate() prefills with 0 where GLM's and ERNIE's get_rope_index write 1.
+  double rope_index_pad_value = 1;
   DecodeRule decode = DecodeRule::kCachePlusDelta;
   std::vector<SequencePositions> rows;  // each row's real tokens
   // Row by row, in one vector (one allocation, not one per field: a service call makes few).
@@ -99,11 +105,18 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
 absl::StatusOr<BatchPlan> PlanSequences(const SequencePlanner& planner,
                                         const std::vector<std::vector<Span>>& sequences);
 
+// Which padding value FillBatch writes.
+enum class Padding {
+  kPrefill,       // BatchPlan::pad_value: what reaches the rotary embedding
+  kGetRopeIndex,  // BatchPlan::rope_index_pad_value: get_rope_index's first return
+};
+
 // Resizes `out` to 3 * B * L and writes positions [3][B][L] (planar: axis, then row, then
 // column) into it. `out` is a std::vector<Out> or a PositionBuffer<Out> (which skips the
 // zero-fill of the resize).
 template <typename Out, typename Alloc>
-absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out);
+absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out,
+                       Padding padding = Padding::kPrefill);
 
 // Resizes `out` to 3 * B * steps and writes the positions of the next `steps` generated tokens,
 // [3][B][steps], into it. Refuses steps over plan.limits.max_decode_steps and B * steps over

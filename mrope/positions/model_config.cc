@@ -110,8 +110,9 @@ PositionPolicy PolicyFor(const ModelConfig& config) {
   p.clamp_delta = c.clamps_where_v5_2_does && rules.v5_2_clamps_delta;
   p.delta_against_unpadded = p.delta_against_unpadded || c.delta_against_unpadded;
   p.text_only = c.text_only;
-  p.decode = c.decode;
-  p.block_end = c.block_end;
+  // A family's own rule (GLM-Image's) is not a convention's to change.
+  if (p.decode != DecodeRule::kTargetGridTable) p.decode = c.decode;
+  if (p.block_end == BlockEnd::kMaxPlusOne) p.block_end = c.block_end;
   p.blocks_from_type_ids = p.blocks_from_type_ids || c.blocks_from_type_ids;
   if (c.images_step_time && p.image_time == TimeIndex::kZero) p.image_time = TimeIndex::kFrame;
   if (UsesTokensPerSecond(p)) {

@@ -168,6 +168,10 @@ enum class TextOnlyBatch {
 enum class DecodeRule {
   kCachePlusDelta,   // step k: decode_offset + k + decode_delta on all axes (HF v4, vLLM)
   kPerAxisFromLast,  // step k: the prompt's last column + 1 + k, axis by axis (HF v5 generate)
+  // GLM-Image: the row's target grids (images_per_sample past its source images), last first,
+  // each (dp, dp + i, dp + j) row by row with dp += max(h, w) after it, then (dp, dp, dp); dp
+  // starts after the prompt's last real token; the last step repeats past the table's end.
+  kTargetGridTable,
 };
 
 // Where the text after a vision block resumes.
@@ -213,6 +217,10 @@ struct PositionPolicy {
   BlockEnd block_end = BlockEnd::kMaxPlusOne;
   // Blocks are the runs of mm_token_type_ids (required), not found by the token scan.
   bool blocks_from_type_ids = false;
+  // GLM-Image: blocks are the runs of image tokens; its start and end ids are text.
+  bool blocks_from_image_runs = false;
+  // GLM-Image: get_rope_index's deltas, and what generate() stores, are 0.
+  bool zero_deltas = false;
 };
 
 // A model family's position rules, as data: the policy under its reference convention, the

@@ -26,6 +26,9 @@ struct MediaInputs {
   std::vector<float> video_second_per_grid;  // Omni: one per video; empty means 1.0
   std::vector<int64_t> audio_feature_lengths;  // Omni: mel frames per audio clip, in order
   bool use_audio_in_video = false;             // Omni
+  // GLM-Image: grids per row; image_grid_thw lists each row's source images, then its
+  // generation targets (image_grid_thw past the row's source images).
+  std::vector<int64_t> images_per_sample;
 };
 
 // How far the media lists have been consumed; shared by the rows of a batch.

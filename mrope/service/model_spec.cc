@@ -97,6 +97,7 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
   ModelConfig config;
   config.rules = &family.rules;
   config.convention = family.preset.convention;
+  config.spatial_merge_size = family.preset.spatial_merge_size;  // the class default
   for (const TokenKey& key : family.rules.token_keys) {
     MROPE_ASSIGN_OR_RETURN(config.tokens.*key.field, ReadTokenId(layout, key.hf_name));
   }

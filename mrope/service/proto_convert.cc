@@ -74,6 +74,8 @@ absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
   media.audio_feature_lengths.assign(inputs.audio_feature_lengths().begin(),
                                      inputs.audio_feature_lengths().end());
   media.use_audio_in_video = inputs.use_audio_in_video();
+  media.images_per_sample.assign(inputs.images_per_sample().begin(),
+                                 inputs.images_per_sample().end());
   return absl::OkStatus();
 }
 

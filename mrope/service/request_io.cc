@@ -39,7 +39,7 @@ constexpr std::initializer_list<absl::string_view> kInputKeys = {
     "video_grid_thw",     "second_per_grid_ts",    "video_second_per_grid",
     "audio_feature_lengths", "feature_attention_mask", "use_audio_in_video",
     "pixel_values",       "pixel_values_videos",   "input_features",
-    "mm_token_type_ids",  "video_timestamps"};
+    "mm_token_type_ids",  "video_timestamps",      "images_per_sample"};
 // What HF processors (every supported family) return next to the inputs above that does not
 // affect positions: image and video pixels, the audio's mel features, and Qwen3-VL's frame
 // timestamps (their text is in the prompt). They are skipped without being stored (the reader
@@ -264,6 +264,10 @@ absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLi
   }
   if (IsField(key, "video_second_per_grid")) {
     return ReadFloats(value, limits, *inputs.mutable_video_second_per_grid());
+  }
+  if (IsField(key, "images_per_sample")) {
+    return ReadInt64List(value, 0, kMaxInt64, limits.max_batch_rows,
+                         [&](int64_t x) { inputs.add_images_per_sample(x); });
   }
   if (IsField(key, "use_audio_in_video")) {
     return Set(value.Bool(), inputs, &PromptInputs::set_use_audio_in_video);

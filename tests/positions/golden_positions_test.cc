@@ -52,6 +52,13 @@ void CheckCase(const BatchPlan& plan, const GoldenCase& c) {
   std::vector<Out> decode;
   ASSERT_TRUE(FillDecode(plan, 3, decode).ok());
   ExpectSameValues(decode, c, "decode_position_ids", {3, b, 3});
+  // GLM-Image: every step of its decode table, rows padded to the longest.
+  if (FindField(c.outputs, "decode_position_table") == nullptr) return;
+  std::vector<int64_t> shape;
+  OutputValues(c.outputs, "decode_position_table", &shape);
+  ASSERT_EQ(shape.size(), 3u);
+  ASSERT_TRUE(FillDecode(plan, shape[2], decode).ok());
+  ExpectSameValues(decode, c, "decode_position_table", {3, b, shape[2]});
 }
 
 void CheckGolden(const GoldenCase& c) {
@@ -66,9 +73,15 @@ void CheckGolden(const GoldenCase& c) {
 }
 
 TEST(GoldenPositionsTest, EveryModelKeyHasCases) {
+  // v4.57.6 (and vLLM) folders, v5.2.0 on their inputs (*_hf_v5_2), the families new in
+  // v5.2.0, and v5.15.0 (*_hf_v5).
   EXPECT_THAT(GoldenPositionKeys(),
-              ::testing::ElementsAre("glm4v", "qwen2_5_omni", "qwen2_5_vl", "qwen2_5_vl_vllm",
-                                     "qwen2_vl", "qwen3_omni", "qwen3_vl"));
+              ::testing::ElementsAre(
+                  "ernie4_5_vl_moe", "glm46v", "glm4v", "glm4v_hf_v5_2", "glm_image", "glm_ocr",
+                  "paddleocr_vl", "qwen2_5_omni", "qwen2_5_omni_hf_v5_2", "qwen2_5_vl",
+                  "qwen2_5_vl_hf_v5", "qwen2_5_vl_hf_v5_2", "qwen2_5_vl_vllm", "qwen2_vl",
+                  "qwen2_vl_hf_v5", "qwen2_vl_hf_v5_2", "qwen3_5", "qwen3_5_moe", "qwen3_omni",
+                  "qwen3_omni_hf_v5_2", "qwen3_vl", "qwen3_vl_hf_v5", "qwen3_vl_hf_v5_2"));
 }
 
 class GoldenPositionsTest : public ::testing::TestWithParam<std::string> {};
