@@ -86,6 +86,7 @@ std::vector<Convention> QwenVlConventions() {
 void NewInV5(ModelFamilyInfo& row) {
   row.rules.conventions = {Convention::kHfV5_2};
   row.preset.convention = Convention::kHfV5_2;
+  row.rope.sections = SectionSource::kRotaryCode;
 }
 
 // GLM-4.1V's rules (GLM-4.5V, GLM-4.6V and GLM-OCR run the same get_rope_index).
@@ -240,6 +241,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope = {128, 5e5, {16, 24, 24}, false, 1.0};
     r.rules.v5_2_clamps_delta = true;
     NewInV5(r);
+    r.rope.sections = SectionSource::kConfigRequired;  // HF's attention fails without it
     rows.push_back(r);
   }
   // ERNIE-4.5-VL: blocks are the runs of mm_token_type_ids (its start/end ids are text); a

@@ -47,6 +47,15 @@ struct HfModelType {
   absl::string_view ids_under;  // "" (top level) or e.g. "thinker_config"
 };
 
+// Where a config.json's M-RoPE layout comes from.
+enum class SectionSource {
+  kConfig,          // mrope_section and mrope_interleaved as config.json gives them (absent: 1-D)
+  kConfigRequired,  // the same, but mrope_section is required (PaddleOCR-VL's attention reads it)
+  // The rotary code (transformers 5.x families): it defaults mrope_section when config.json
+  // has none and decides the interleaving (Qwen3.5 always, GLM never).
+  kRotaryCode,
+};
+
 // Rotary values of the published checkpoint (what the preset's cos/sin use).
 struct RopePreset {
   int32_t head_dim = 0;
@@ -57,6 +66,7 @@ struct RopePreset {
   // How the rotary dims pair, for presets and config.json alike: NeoX halves, or GPT-J pairs
   // (2j, 2j+1) for GLM-4.1V (HF's rotate_half_llm).
   RotaryLayout layout = RotaryLayout::kNeox;
+  SectionSource sections = SectionSource::kConfig;
 };
 
 // The RMSNorm the text attention applies to q and k before the rotary (what a fused

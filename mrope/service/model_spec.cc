@@ -241,6 +241,20 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
   if (!rope.ok()) {
     return PrefixError(rope.status(), absl::StripSuffix(text_path, "."));
   }
+  const RopePreset& preset = layout.family->rope;
+  if (preset.sections == SectionSource::kConfigRequired && rope->mrope_section.empty()) {
+    const absl::string_view object = absl::StripSuffix(text_path, ".");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "missing required field '", object, object.empty() ? "" : ".",
+        "rope_scaling.mrope_section' (or rope_parameters.mrope_section) for ",
+        layout.family->name));
+  }
+  if (preset.sections == SectionSource::kRotaryCode) {
+    if (rope->mrope_section.empty()) {
+      rope->mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
+    }
+    rope->mrope_interleaved = preset.interleaved;
+  }
   spec.rope = *std::move(rope);
   return spec;
 }
