@@ -79,5 +79,23 @@ TEST(ExplainTest, GlmVideoFrames) {
   EXPECT_THAT(table, HasSubstr("generation continues at 63"));
 }
 
+// transformers v5.2.0 on `T4 Iopen1x24x10` (tests/golden/README.md, qwen2_vl_hf_v5_2): the
+// prompt ends at (5, 16, 9), generation continues per axis, and the delta -48 is clamped.
+TEST(ExplainTest, V5_2DecodesPerAxisAndClampsQwen2VlDeltas) {
+  const std::string table = Explain("qwen2_vl_hf_v5_2", "case_065.json");
+  EXPECT_THAT(table, HasSubstr("qwen2_vl under hf_v5_2: 1 row of 65 columns"));
+  EXPECT_THAT(table, HasSubstr(
+                         "mrope_position_delta 0, generation continues at (6, 17, 10) (t, h, w); "
+                         "the prompt ends inside a block: hf_v4 and vllm continue at 17 on all "
+                         "axes; the delta -48 is clamped at 0 (transformers v5.2.0; hf_v4 keeps "
+                         "it)"));
+}
+
+// GLM-Image's decode follows its target grids (`T13 t2i1344x768->42x24+21x12`).
+TEST(ExplainTest, GlmImageTargetTable) {
+  const std::string table = Explain("glm_image", "case_009.json");
+  EXPECT_THAT(table, HasSubstr("generation continues at the table of 2 target grid(s) from 24"));
+}
+
 }  // namespace
 }  // namespace mrope
