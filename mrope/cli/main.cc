@@ -52,7 +52,7 @@ ABSL_FLAG(std::string, convention, "",
 
 namespace {
 
-constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL / Omni and GLM-4.1V / 4.5V models.
+constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL / Omni / 3.5, GLM-4.1V / 4.5V / 4.6V / OCR / Image, PaddleOCR-VL and ERNIE-4.5-VL models.
 
 usage: mrope <command> [flags]
 
@@ -64,14 +64,16 @@ commands:
                mrope positions --config=qwen3_vl --request=req.json --format=int32 --output=pos.bin
              A request holds the prompt as HF processors give it (inputs: input_ids,
              attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts,
-             video_second_per_grid, audio_feature_lengths, use_audio_in_video) or as explicit
+             video_second_per_grid, audio_feature_lengths, use_audio_in_video,
+             mm_token_type_ids, images_per_sample) or as explicit
              spans (sequences), plus options: output_type, layout (PADDED | PACKED),
              window_begin/window_end, decode_steps, cos_sin. Minimal JSON request:
                {"inputs": {"input_ids": [[151652, 151655, 151655, 151655, 151655, 151653, 42]],
                            "image_grid_thw": [[1, 4, 4]]}}
   explain    A table of the prompt's spans: kind, token range, grid, seconds per grid, the
-             t/h/w position ranges, where the next token continues. Look here first when a
-             VL model misreads an image or a video.
+             t/h/w position ranges, where the next token continues (and where the other
+             conventions would continue when they differ). Look here first when a VL model
+             misreads an image or a video.
                mrope explain --config=qwen2_5_vl --request=request.json
                mrope explain --golden=tests/golden/qwen2_5_vl/case_026.json
   tables     inv_freq, the axis (t/h/w) of every rotary pair, and cos/sin at chosen positions.

@@ -44,6 +44,13 @@ absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
         absl::StrCat("config.spatial_merge_size must be in [1, 64], got ", merge));
   }
   out.spatial_merge_size = static_cast<int32_t>(merge);
+  int64_t temporal = out.temporal_merge_size;
+  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "temporal_merge_size", temporal));
+  if (temporal < 1 || temporal > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config.temporal_merge_size must be in [1, 64], got ", temporal));
+  }
+  out.temporal_merge_size = static_cast<int32_t>(temporal);
   MROPE_RETURN_IF_ERROR(ReadOptionalDouble(config, "tokens_per_second", out.tokens_per_second));
   MROPE_RETURN_IF_ERROR(
       ReadOptionalDouble(config, "position_id_per_seconds", out.position_id_per_seconds));
