@@ -215,20 +215,16 @@ std::vector<ModelFamilyInfo> BuildTable() {
     rows.push_back(r);
   }
   // GLM-4.6V and GLM-OCR: GLM-4.1V's code at v5.2.0 with their own ids and rotary.
-  {
-    ModelFamilyInfo r = Row(ModelFamily::kGlm46v, "glm46v", "Glm46VConfig defaults",
-                            GlmTokens(151343, 151344, 151339, 151340, 151361, 151362));
-    r.hf_model_types = {{"glm46v", ""}};
-    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj};
-    GlmRules(r);
-    NewInV5(r);
-    rows.push_back(r);
-  }
-  {
-    ModelFamilyInfo r = Row(ModelFamily::kGlmOcr, "glm_ocr", "GlmOcrConfig defaults",
-                            GlmTokens(59280, 59281, 59256, 59257, 59258, 59259));
-    r.hf_model_types = {{"glm_ocr", ""}};
-    r.rope = {64, 1e4, {8, 12, 12}, false, 1.0, RotaryLayout::kGptj};
+  for (const auto& [family, name, checkpoint, tokens, rope] :
+       {std::make_tuple(ModelFamily::kGlm46v, "glm46v", "Glm46VConfig defaults",
+                        GlmTokens(151343, 151344, 151339, 151340, 151361, 151362),
+                        RopePreset{128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj}),
+        std::make_tuple(ModelFamily::kGlmOcr, "glm_ocr", "GlmOcrConfig defaults",
+                        GlmTokens(59280, 59281, 59256, 59257, 59258, 59259),
+                        RopePreset{64, 1e4, {8, 12, 12}, false, 1.0, RotaryLayout::kGptj})}) {
+    ModelFamilyInfo r = Row(family, name, checkpoint, tokens);
+    r.hf_model_types = {{name, ""}};
+    r.rope = rope;
     GlmRules(r);
     NewInV5(r);
     rows.push_back(r);

@@ -440,13 +440,18 @@ class TypeRunScanner {
   }
 
  private:
+  // The run at `i` is the `next`-th of its kind: `list` must have an entry for it.
+  absl::Status CheckListed(int64_t i, const char* kind, size_t next, const char* list,
+                           size_t size) const {
+    if (next < size) return absl::OkStatus();
+    return RowError(s_.row_, i, kind, " run ", next + 1, " but ", list, " has ", size,
+                    " entries");
+  }
+
   absl::Status Image(int64_t i, int64_t found) {
     MediaCursor& cursor = s_.cursor_;
     const std::vector<Grid>& grids = s_.media_.image_grid_thw;
-    if (cursor.image >= grids.size()) {
-      return RowError(s_.row_, i, "image run ", cursor.image + 1, " but image_grid_thw has ",
-                      grids.size(), " entries");
-    }
+    MROPE_RETURN_IF_ERROR(CheckListed(i, "image", cursor.image, "image_grid_thw", grids.size()));
     const Grid& grid = grids[cursor.image];
     MROPE_RETURN_IF_ERROR(s_.CheckGrid(i, "image_grid_thw", cursor.image, grid));
     MROPE_RETURN_IF_ERROR(
@@ -460,10 +465,7 @@ class TypeRunScanner {
   absl::Status Video(int64_t i, int64_t found) {
     MediaCursor& cursor = s_.cursor_;
     const std::vector<Grid>& grids = s_.media_.video_grid_thw;
-    if (cursor.video >= grids.size()) {
-      return RowError(s_.row_, i, "video run ", cursor.video + 1, " but video_grid_thw has ",
-                      grids.size(), " entries");
-    }
+    MROPE_RETURN_IF_ERROR(CheckListed(i, "video", cursor.video, "video_grid_thw", grids.size()));
     const size_t video = cursor.video;
     const Grid& full = grids[video];
     if (cursor.video_frame == 0) {

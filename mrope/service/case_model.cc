@@ -28,6 +28,18 @@ absl::Status ReadOptionalDouble(const Value& object, absl::string_view key, doub
   return absl::OkStatus();
 }
 
+// A merge size, in [1, 64] before it is narrowed to int32.
+absl::Status ReadMergeSize(const Value& object, absl::string_view key, int32_t& out) {
+  int64_t merge = out;
+  MROPE_RETURN_IF_ERROR(ReadOptionalInt(object, key, merge));
+  if (merge < 1 || merge > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config.", key, " must be in [1, 64], got ", merge));
+  }
+  out = static_cast<int32_t>(merge);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
@@ -37,20 +49,8 @@ absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
     MROPE_RETURN_IF_ERROR(
         ReadOptionalInt(config, absl::StrCat(key.hf_name, "_token_id"), out.tokens.*key.field));
   }
-  int64_t merge = out.spatial_merge_size;
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "spatial_merge_size", merge));
-  if (merge < 1 || merge > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config.spatial_merge_size must be in [1, 64], got ", merge));
-  }
-  out.spatial_merge_size = static_cast<int32_t>(merge);
-  int64_t temporal = out.temporal_merge_size;
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "temporal_merge_size", temporal));
-  if (temporal < 1 || temporal > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config.temporal_merge_size must be in [1, 64], got ", temporal));
-  }
-  out.temporal_merge_size = static_cast<int32_t>(temporal);
+  MROPE_RETURN_IF_ERROR(ReadMergeSize(config, "spatial_merge_size", out.spatial_merge_size));
+  MROPE_RETURN_IF_ERROR(ReadMergeSize(config, "temporal_merge_size", out.temporal_merge_size));
   MROPE_RETURN_IF_ERROR(ReadOptionalDouble(config, "tokens_per_second", out.tokens_per_second));
   MROPE_RETURN_IF_ERROR(
       ReadOptionalDouble(config, "position_id_per_seconds", out.position_id_per_seconds));

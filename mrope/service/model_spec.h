@@ -55,8 +55,8 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 // The 5.x families' rotary code defaults mrope_section and decides the interleaving
 // (RopePreset::sections).
 // The token ids of the family's row are required (either HF spelling: image_token_id or
-// image_token_index); spatial_merge_size defaults to the preset's (2; GLM-Image 1) and seconds_per_chunk to 2, as in HF's
-// config classes. The rotary keys are read by ParseRopeParameters (mrope/rotary/rope_config.h).
+// image_token_index); spatial_merge_size defaults to the preset's (2; GLM-Image 1) and
+// seconds_per_chunk to 2, as in HF's config classes. The rotary keys are read by ParseRopeParameters (mrope/rotary/rope_config.h).
 // Unknown keys are ignored; a missing required key is InvalidArgument naming its path. The
 // video time rounding is SCALE_THEN_TRUNCATE and the convention the family's reference (hf_v4,
 // or hf_v5_2 for the 5.x families); callers override them afterwards if needed.
