@@ -411,8 +411,8 @@ class TypeRunScanner {
       MROPE_RETURN_IF_ERROR(s_.CheckTokenId(i));
       if (type == 0) {
         if (tokens[i] == s_.ids_.image || tokens[i] == s_.ids_.video) {
-          return RowError(s_.row_, i, "token ", tokens[i], " is a ",
-                          tokens[i] == s_.ids_.image ? "image" : "video",
+          return RowError(s_.row_, i, "token ", tokens[i], " is ",
+                          tokens[i] == s_.ids_.image ? "an image" : "a video",
                           " token but mm_token_type_ids is 0 there");
         }
         ++text_run;

@@ -83,7 +83,7 @@ def test_token_types_disagreeing_with_the_ids_name_row_and_index():
     with pytest.raises(ValueError, match="row 0, token 6: mm_token_type_ids is 1 .image. but "
                                          "the token is 151653"):
         model.get_rope_index(ids, [[1, 4, 4]], mm_token_type_ids=[[0, 0, 1, 1, 1, 1, 1]])
-    with pytest.raises(ValueError, match="row 0, token 2: token 151655 is a image token but "
+    with pytest.raises(ValueError, match="row 0, token 2: token 151655 is an image token but "
                                          "mm_token_type_ids is 0 there"):
         model.get_rope_index(ids, [[1, 4, 4]], mm_token_type_ids=[[0, 0, 0, 1, 1, 1, 0]])
 

@@ -330,6 +330,24 @@ TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
   EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
 }
 
+// HF (0) is the family's reference convention; the named ones must be implemented for it.
+TEST(ProtoTest, Conventions) {
+  const auto convention = [](const std::string& positions) -> absl::StatusOr<Convention> {
+    ModelParams params;
+    EXPECT_TRUE(ParseTextproto("positions { " + positions + " }", "test", params).ok());
+    auto spec = ModelSpecFromProto(params);
+    if (!spec.ok()) return spec.status();
+    return spec->positions.convention;
+  };
+  EXPECT_EQ(convention("family: QWEN2_VL").value(), Convention::kHfV4);
+  EXPECT_EQ(convention("family: GLM_IMAGE").value(), Convention::kHfV5_2);
+  EXPECT_EQ(convention("family: QWEN2_VL convention: HF_V5_2").value(), Convention::kHfV5_2);
+  EXPECT_EQ(convention("family: QWEN3_VL convention: HF_V5").value(), Convention::kHfV5);
+  EXPECT_EQ(convention("family: GLM4V convention: HF_V4").value(), Convention::kHfV4);
+  EXPECT_THAT(std::string(convention("family: GLM46V convention: HF_V4").status().message()),
+              HasSubstr("positions: the hf_v4 convention is not implemented for glm46v"));
+}
+
 // Every family of the table is a proto enum value (its name in upper case).
 TEST(ProtoTest, EveryFamilyHasAnEnumValue) {
   for (const ModelFamilyInfo& row : ModelFamilies()) {
