@@ -48,6 +48,7 @@
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/common/json_reader.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/scan_kernels.h"

@@ -18,6 +18,7 @@
 #include "benchmark/benchmark.h"
 #include "benchmarks/cut_stores.h"
 #include "benchmarks/memset_reference.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/sequence_positions.h"
 

@@ -41,7 +41,7 @@
 #include "mrope/positions/batch.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/model_config.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/scanner.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"

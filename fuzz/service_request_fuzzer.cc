@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_input.h"
 #include "mrope/positions/limits.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/request_io.h"

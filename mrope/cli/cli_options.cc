@@ -9,7 +9,7 @@
 #include "mrope/common/json.h"
 #include "mrope/common/json_reader.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/service/case_model.h"
 #include "mrope/service/request_io.h"
 
@@ -32,13 +32,13 @@ absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options) {
         "--video_time_rounding must be scale_then_truncate or truncate_interval_first, got '",
         options.video_time_rounding, "'"));
   }
-  if (options.convention == "hf") {
-    config.convention = Convention::kHfTransformers;
-  } else if (options.convention == "vllm") {
-    config.convention = Convention::kVllm;
-  } else if (!options.convention.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--convention must be hf or vllm, got '", options.convention, "'"));
+  if (!options.convention.empty()) {
+    auto convention = ParseConvention(options.convention);
+    if (!convention.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--convention: ", convention.status().message()));
+    }
+    config.convention = *convention;
   }
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   return spec;

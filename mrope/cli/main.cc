@@ -22,7 +22,7 @@
 #include "mrope/cli/positions_command.h"
 #include "mrope/cli/rotary_command.h"
 #include "mrope/cli/tables_command.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 
 ABSL_FLAG(std::string, config, "",
           "The model: a preset (listed under `presets` above), the model's HF config.json or "
@@ -45,12 +45,14 @@ ABSL_FLAG(std::string, video_time_rounding, "",
           "Override the Qwen2.5-VL video time index: scale_then_truncate (vLLM, SGLang, "
           "TensorRT-LLM; the default) or truncate_interval_first (HF transformers v4).");
 ABSL_FLAG(std::string, convention, "",
-          "Override the batch convention: hf (padded batch, HF deltas; the default) or vllm "
-          "(each row its own request).");
+          "Override the convention (whose padding, deltas and decode to follow): hf_v4 (or hf; "
+          "transformers v4.57.6, the v4 families' default), hf_v5_2 (transformers v5.2.0, the "
+          "new families' default), hf_v5 (transformers v5.15, blocks from mm_token_type_ids) "
+          "or vllm (each row its own request).");
 
 namespace {
 
-constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL / Omni and GLM-4.1V / 4.5V models.
+constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL / Omni / 3.5, GLM-4.1V / 4.5V / 4.6V / OCR / Image, PaddleOCR-VL and ERNIE-4.5-VL models.
 
 usage: mrope <command> [flags]
 
@@ -62,14 +64,16 @@ commands:
                mrope positions --config=qwen3_vl --request=req.json --format=int32 --output=pos.bin
              A request holds the prompt as HF processors give it (inputs: input_ids,
              attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts,
-             video_second_per_grid, audio_feature_lengths, use_audio_in_video) or as explicit
+             video_second_per_grid, audio_feature_lengths, use_audio_in_video,
+             mm_token_type_ids, images_per_sample) or as explicit
              spans (sequences), plus options: output_type, layout (PADDED | PACKED),
              window_begin/window_end, decode_steps, cos_sin. Minimal JSON request:
                {"inputs": {"input_ids": [[151652, 151655, 151655, 151655, 151655, 151653, 42]],
                            "image_grid_thw": [[1, 4, 4]]}}
   explain    A table of the prompt's spans: kind, token range, grid, seconds per grid, the
-             t/h/w position ranges, where the next token continues. Look here first when a
-             VL model misreads an image or a video.
+             t/h/w position ranges, where the next token continues (and where the other
+             conventions would continue when they differ). Look here first when a VL model
+             misreads an image or a video.
                mrope explain --config=qwen2_5_vl --request=request.json
                mrope explain --golden=tests/golden/qwen2_5_vl/case_026.json
   tables     inv_freq, the axis (t/h/w) of every rotary pair, and cos/sin at chosen positions.

@@ -8,8 +8,8 @@
 //              per axis; otherwise (interleaved, or 1-D) [B][T][rotary_dim] with the axis map
 //              applied. Value d is that of pair d % (rotary_dim / 2), as HF's cat(freqs, freqs).
 //   q_rot      [B][H][T][D], k_rot [B][Hk][T][D], with the library's own cos/sin, in the layout
-//              of the case's `reference_model` (its family's RopePreset::layout: GPT-J pairs
-//              for glm4v, NeoX halves otherwise or when absent); dims from rotary_dim pass through
+//              of the case's `config.rotate` (GPT-J pairs for "interleaved_pairs", NeoX halves
+//              for "half" or when absent); dims from rotary_dim pass through
 // inv_freq is computed for seq_len = max position + 1 (what HF's dynamic update uses).
 // On an attention-input case (README "Attention input cases": q and k before the per-head norm)
 // it prints instead what the fused kernel's CPU reference computes (kernels/fused_reference.h:

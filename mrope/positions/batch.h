@@ -3,8 +3,9 @@
 
 // Padded batches: token ids [B][L] + attention mask + the batch's media lists in, planar
 // positions [3][B][L], per-row deltas and decode positions out, following HF get_rope_index +
-// generate() (or vLLM's per-request convention, per ModelConfig::convention).
+// generate() of the config's convention (or vLLM's per-request one).
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct PromptBatch {
   absl::Span<const int64_t> input_ids;       // [B][L], row-major
   absl::Span<const int64_t> attention_mask;  // [B][L] of 0/1, or empty for all ones
   MediaInputs media;
+  // [B][L]: 0 text, 1 image, 2 video (transformers 5.x processors), or empty. When given,
+  // blocks are its runs (BatchScanner::ScanRowByTypes); conventions and families whose
+  // get_rope_index reads it (hf_v5, ERNIE) require it.
+  absl::Span<const int64_t> mm_token_type_ids;
 };
 
 // Where one row's real tokens sit in the padded batch, and how generation continues after them.
@@ -39,11 +44,18 @@ struct RowLayout {
   // get_rope_index's second return: against the padded length L (HF VL) or the row's real
   // token count n (Omni, vLLM).
   double delta = 0;
-  // What generation adds to the cache position: decode step k has position
-  // decode_offset + k + decode_delta on all axes, with decode_offset = L (HF: the cache
-  // position) or n (vLLM: the request length). Omni stores delta - padding (rope_deltas).
+  // What generation stores (rope_deltas) and adds to the cache position: under
+  // DecodeRule::kCachePlusDelta decode step k has position decode_offset + k + decode_delta on
+  // all axes, with decode_offset = L (HF: the cache position) or n (vLLM: the request length).
+  // Omni stores delta - padding; HF v5.2 stores 0 for a batch without grids.
   double decode_delta = 0;
   int64_t decode_offset = 0;
+  // Under DecodeRule::kPerAxisFromLast: the prompt's column L - 1 (t, h, w); decode step k has
+  // last_column[a] + 1 + k on axis a.
+  std::array<double, 3> last_column = {0, 0, 0};
+  // Under DecodeRule::kTargetGridTable (GLM-Image): the row's generation targets, last first;
+  // the table starts at decode_offset, the position after the prompt's last real token.
+  std::vector<Grid> target_grids;
 };
 
 // The positions of a batch, planned: one SequencePositions and one RowLayout per row, plus the
@@ -52,10 +64,14 @@ struct BatchPlan {
   int64_t batch_size = 0;
   int64_t seq_len = 0;
   bool float_positions = false;
-  // HF with no image/video grid in the batch: positions are cumsum(mask) - 1 and the padding
-  // slots count in each row's maximum (HF quirk 5).
+  // HF with no image/video grid in the batch: positions are cumsum(mask) - 1 (v4: the padding
+  // slots count in each row's maximum, HF quirk 5).
   bool text_only_path = false;
-  double pad_value = 1;               // what padding slots hold
+  double pad_value = 1;               // what padding slots hold at prefill
+  // What get_rope_index itself writes there: pad_value, except for HF v5.2's text-only batches,
+  // which generate() prefills with 0 where GLM's and ERNIE's get_rope_index write 1.
+  double rope_index_pad_value = 1;
+  DecodeRule decode = DecodeRule::kCachePlusDelta;
   std::vector<SequencePositions> rows;  // each row's real tokens
   // Row by row, in one vector (one allocation, not one per field: a service call makes few).
   std::vector<RowLayout> layouts;
@@ -89,11 +105,18 @@ absl::StatusOr<BatchPlan> PlanSequences(const ModelConfig& config,
 absl::StatusOr<BatchPlan> PlanSequences(const SequencePlanner& planner,
                                         const std::vector<std::vector<Span>>& sequences);
 
+// Which padding value FillBatch writes.
+enum class Padding {
+  kPrefill,       // BatchPlan::pad_value: what reaches the rotary embedding
+  kGetRopeIndex,  // BatchPlan::rope_index_pad_value: get_rope_index's first return
+};
+
 // Resizes `out` to 3 * B * L and writes positions [3][B][L] (planar: axis, then row, then
 // column) into it. `out` is a std::vector<Out> or a PositionBuffer<Out> (which skips the
 // zero-fill of the resize).
 template <typename Out, typename Alloc>
-absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out);
+absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out,
+                       Padding padding = Padding::kPrefill);
 
 // Resizes `out` to 3 * B * steps and writes the positions of the next `steps` generated tokens,
 // [3][B][steps], into it. Refuses steps over plan.limits.max_decode_steps and B * steps over

@@ -1,5 +1,6 @@
 #include "mrope/positions/model_config.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -8,7 +9,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "mrope/positions/model_family.h"
 
 namespace mrope {
 namespace {
@@ -20,31 +20,6 @@ int64_t FloorDiv(int64_t a, int64_t b) {
 }
 
 }  // namespace
-
-absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name) {
-  for (const ModelFamilyInfo& row : ModelFamilies()) {
-    if (row.name == name) return row.family;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown model family '", name,
-                                                 "'; known: ", absl::StrJoin(FamilyNames(), ", ")));
-}
-
-absl::string_view ModelFamilyName(ModelFamily family) { return FamilyInfo(family).name; }
-
-absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name) {
-  for (const ModelFamilyInfo& row : ModelFamilies()) {
-    if (row.name == name) return row.preset;
-    for (const PresetVariant& variant : row.variants) {
-      if (variant.name != name) continue;
-      ModelConfig config = row.preset;
-      config.video_time_rounding = variant.video_time_rounding;
-      config.convention = variant.convention;
-      return config;
-    }
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown preset '", name, "'; known: ",
-                                                 absl::StrJoin(PresetNames(), ", ")));
-}
 
 absl::Status ValidateModelConfig(const ModelConfig& config) {
   if (config.spatial_merge_size < 1 || config.spatial_merge_size > 64) {
@@ -71,10 +46,20 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
         "seconds_per_chunk must be in (0, ", kMaxTimeScale,
         "] and give at least one position per chunk, got ", config.seconds_per_chunk));
   }
-  const ModelFamilyInfo& row = FamilyInfo(config.family);
-  if (config.convention == Convention::kVllm && !row.supports_vllm) {
+  if (config.temporal_merge_size < 1 || config.temporal_merge_size > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "temporal_merge_size must be in [1, 64], got ", config.temporal_merge_size));
+  }
+  if (config.rules == nullptr) {
+    return absl::InvalidArgumentError("the model config has no family rules");
+  }
+  const PositionRules& row = *config.rules;
+  const std::vector<Convention>& conventions = row.conventions;
+  if (std::find(conventions.begin(), conventions.end(), config.convention) ==
+      conventions.end()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the vLLM convention is not implemented for ", row.name));
+        absl::StrCat("the ", ConventionRulesOf(config.convention).name,
+                     " convention is not implemented for ", row.name));
   }
   const std::vector<TokenKey>& keys = row.token_keys;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -94,19 +79,55 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
   return absl::OkStatus();
 }
 
+const ConventionRules& ConventionRulesOf(Convention convention) {
+  // convention, name, per_request, v5_get_rope_index, clamps_where_v5_2_does,
+  // delta_against_unpadded, text_only, decode, block_end, images_step_time,
+  // blocks_from_type_ids
+  static const ConventionRules kRows[] = {
+      {Convention::kHfV4, "hf_v4", false, false, false, false, TextOnlyBatch::kCumsumPadsInMax,
+       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, false, false},
+      {Convention::kHfV5_2, "hf_v5_2", false, true, true, false, TextOnlyBatch::kGenerateCumsum,
+       DecodeRule::kPerAxisFromLast, BlockEnd::kMaxPlusOne, false, false},
+      {Convention::kHfV5, "hf_v5", false, true, false, true, TextOnlyBatch::kRowsNumbered,
+       DecodeRule::kPerAxisFromLast, BlockEnd::kStartPlusLargerSide, true, true},
+      {Convention::kVllm, "vllm", true, false, false, true, TextOnlyBatch::kRowsNumbered,
+       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, true, false},
+  };
+  return kRows[static_cast<size_t>(convention)];
+}
+
 PositionPolicy PolicyFor(const ModelConfig& config) {
-  PositionPolicy p = FamilyInfo(config.family).policy;
+  const PositionRules& rules = *config.rules;
+  PositionPolicy p = rules.policy;
   p.convention = config.convention;
-  // vLLM positions images by frame (it admits t == 1 only); interval 0 is HF's rule.
-  if (config.convention == Convention::kVllm && p.image_time == TimeIndex::kZero) {
-    p.image_time = TimeIndex::kFrame;
-  }
+  const ConventionRules& c =
+      ConventionRulesOf(config.convention == Convention::kHfV5_2 && rules.v5_2_keeps_v4_generate
+                            ? Convention::kHfV4
+                            : config.convention);
+  p.per_request = c.per_request;
+  if (c.per_request) p.pad_value = 0;  // vLLM has no padding: each row is right-aligned
+  if (c.v5_get_rope_index) p.pad_value = rules.v5_pad_value;
+  p.clamp_delta = c.clamps_where_v5_2_does && rules.v5_2_clamps_delta;
+  p.delta_against_unpadded = p.delta_against_unpadded || c.delta_against_unpadded;
+  p.text_only = c.text_only;
+  // A family's own rule (GLM-Image's) is not a convention's to change.
+  if (p.decode != DecodeRule::kTargetGridTable) p.decode = c.decode;
+  if (p.block_end == BlockEnd::kMaxPlusOne) p.block_end = c.block_end;
+  p.blocks_from_type_ids = p.blocks_from_type_ids || c.blocks_from_type_ids;
+  if (c.images_step_time && p.image_time == TimeIndex::kZero) p.image_time = TimeIndex::kFrame;
   if (UsesTokensPerSecond(p)) {
     p.video_time = config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst
                        ? TimeIndex::kTruncateIntervalFirst
                        : TimeIndex::kScaleThenTruncate;
   }
   return p;
+}
+
+absl::string_view TokenName(const PositionRules& rules, int64_t SpecialTokens::*field) {
+  for (const TokenKey& key : rules.token_keys) {
+    if (key.field == field) return key.hf_name;
+  }
+  return "token";  // a field the rules do not read
 }
 
 bool UsesTokensPerSecond(const PositionPolicy& policy) {

@@ -1,30 +1,21 @@
 #ifndef MROPE_POSITIONS_MODEL_CONFIG_H_
 #define MROPE_POSITIONS_MODEL_CONFIG_H_
 
-// What a model family needs to turn a prompt into M-RoPE position ids, as data. Every family
-// runs the same scanner and builder (mrope/positions/scanner.h, sequence_positions.h); the
-// differences between families (and vLLM's conventions) are the fields of PositionPolicy. Each
-// family is one row of the table in mrope/positions/model_family.h, which holds its policy, its
-// preset values and where its HF config.json keeps them.
+// What a model needs to turn a prompt into M-RoPE position ids, as data. Every model runs the
+// same scanner and builder (mrope/positions/scanner.h, sequence_positions.h); the differences
+// between families and between conventions (whose generate() and get_rope_index to follow) are
+// the fields of PositionRules and PositionPolicy. positions/ knows rules, not families: the
+// families are rows of the model layer's table (mrope/model/model_family.h), each holding its
+// PositionRules, and a ModelConfig points at one of them.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace mrope {
-
-// The key of a row of the family table (mrope/positions/model_family.cc).
-enum class ModelFamily {
-  kQwen2Vl,
-  kQwen2_5Vl,
-  kQwen3Vl,
-  kQwen2_5Omni,
-  kQwen3Omni,
-  kGlm4v,     // GLM-4.1V
-  kGlm4vMoe,  // GLM-4.5V
-};
 
 // How Qwen2.5-VL turns (temporal grid k, seconds per grid spg) into a time index.
 enum class VideoTimeRounding {
@@ -35,12 +26,21 @@ enum class VideoTimeRounding {
   kTruncateIntervalFirst,
 };
 
-// Whose batching and delta conventions to follow.
+// Whose batching, padding, delta and decode rules to follow. What each one means is data: the
+// ConventionRules of ConventionRulesOf (below); the model layer names them
+// (mrope/model/convention.h).
 enum class Convention {
   // HF transformers v4.57.6 get_rope_index + generate(): padded batch, pads hold 1 (0 for
   // Qwen3-Omni with grids), delta against the padded length, text-only batches take
-  // cumsum(mask) - 1.
-  kHfTransformers,
+  // cumsum(mask) - 1, decode at cache position + delta on all axes.
+  kHfV4,
+  // HF transformers v5.2.0: the family's 5.x get_rope_index (pads 0 for the Qwen rules, a
+  // clamped delta for Qwen2-VL's rule), generate() prefilling text-only batches with
+  // cumsum(mask) - 1 and decoding each axis from its own last value.
+  kHfV5_2,
+  // HF transformers v5.15.0 get_rope_index: blocks from mm_token_type_ids, text after a block
+  // resumes at its start + max(h, w) / merge, delta against the unpadded length, pads 0.
+  kHfV5,
   // vLLM: each row is its own unpadded request, delta against the unpadded length, pads 0,
   // image grids must have t == 1.
   kVllm,
@@ -62,15 +62,21 @@ struct SpecialTokens {
 };
 
 // A model's position parameters (proto: mrope.PositionParams).
+struct PositionRules;
+
 struct ModelConfig {
-  ModelFamily family = ModelFamily::kQwen2Vl;
+  // The family's rules: a row of the model layer's table (static storage, never null in a
+  // config that ValidateModelConfig accepted).
+  const PositionRules* rules = nullptr;
   SpecialTokens tokens;
   int32_t spatial_merge_size = 2;
   double tokens_per_second = 2;          // Qwen2.5-VL video time scale
   double position_id_per_seconds = 25;   // Omni audio/video time scale
   double seconds_per_chunk = 2;          // Qwen2.5-Omni audio-in-video interleave chunk
+  // ERNIE-4.5-VL: a video grid's t is t / temporal_merge_size temporal positions.
+  int32_t temporal_merge_size = 1;
   VideoTimeRounding video_time_rounding = VideoTimeRounding::kScaleThenTruncate;
-  Convention convention = Convention::kHfTransformers;
+  Convention convention = Convention::kHfV4;
 };
 
 // Division of grid values (h, w >= 0) by a spatial_merge_size that ValidateModelConfig accepted
@@ -94,23 +100,13 @@ class MergeDivisor {
   int32_t shift_;  // log2(merge_size) when a power of two, else -1
 };
 
-// Canonical family names (the rows' names, e.g. "qwen2_vl", "glm4v"; see FamilyNames()).
-absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name);
-absl::string_view ModelFamilyName(ModelFamily family);
-
-// Built-in presets with the published checkpoints' values (see tests/golden/README.md): every
-// family name, plus the variants of the table's rows (PresetNames() lists them all), e.g.
-// "qwen2_5_vl_vllm" (Qwen2.5-VL under vLLM's conventions) and "qwen2_5_vl_hf" (HF v4's
-// truncate-interval-first video time).
-absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name);
-
 // Largest tokens_per_second, position_id_per_seconds and seconds_per_chunk accepted (the
 // published checkpoints use 2, 25 or 13, and 2).
 inline constexpr double kMaxTimeScale = 1e6;
 
-// Checks ids and scales: merge size in [1, 64], time scales in (0, kMaxTimeScale], distinct
-// ids for the tokens the family uses (named by their HF config keys), a convention the family
-// supports.
+// Checks ids and scales: rules set, merge sizes in [1, 64], time scales in (0, kMaxTimeScale],
+// distinct ids for the tokens the rules read (named by their HF config keys), a convention the
+// rules support.
 absl::Status ValidateModelConfig(const ModelConfig& config);
 
 // --- The policy: model differences as data. ----------------------------------------------
@@ -157,6 +153,40 @@ enum class AudioInVideoOrder {
   kMergeByTime,     // Qwen3-Omni: merged token by token by T, video first on ties
 };
 
+// A batch with no image or video grid.
+enum class TextOnlyBatch {
+  // HF v4: cumsum(mask) - 1, padding slots 1 and counted in the row's maximum (quirk 5).
+  kCumsumPadsInMax,
+  // HF v5.2 generate(): cumsum(mask) - 1 with padding 0 and stored rope_deltas 0;
+  // get_rope_index's delta numbers each row's real tokens (n - L, clamped where the rule is).
+  kGenerateCumsum,
+  // Like any row: the real tokens take 0..n-1 (vLLM, HF v5.15).
+  kRowsNumbered,
+};
+
+// Decode positions after the prompt.
+enum class DecodeRule {
+  kCachePlusDelta,   // step k: decode_offset + k + decode_delta on all axes (HF v4, vLLM)
+  kPerAxisFromLast,  // step k: the prompt's last column + 1 + k, axis by axis (HF v5 generate)
+  // GLM-Image: the row's target grids (images_per_sample past its source images), last first,
+  // each (dp, dp + i, dp + j) row by row with dp += max(h, w) after it, then (dp, dp, dp); dp
+  // starts after the prompt's last real token; the last step repeats past the table's end.
+  kTargetGridTable,
+};
+
+// Where the text after a vision block resumes.
+enum class BlockEnd {
+  kMaxPlusOne,           // the block's maximum over all axes + 1 (HF v4, v5.2, vLLM)
+  kStartPlusLargerSide,  // the block's first position + max(h, w) / merge (HF v5.15)
+};
+
+// A token id the rules read: its HF config key stem ("image" for image_token_id, also read as
+// image_token_index) and the SpecialTokens field it fills.
+struct TokenKey {
+  absl::string_view hf_name;
+  int64_t SpecialTokens::*field;
+};
+
 struct PositionPolicy {
   TimeIndex image_time = TimeIndex::kFrame;
   TimeIndex video_time = TimeIndex::kFrame;
@@ -173,14 +203,67 @@ struct PositionPolicy {
   // (Qwen2.5-Omni) instead of taking two consecutive ones (Qwen3-Omni).
   bool audio_in_video_shares_markers = false;
   AudioLength audio_length = AudioLength::kNone;
-  Convention convention = Convention::kHfTransformers;
+  Convention convention = Convention::kHfV4;
   // HF: the delta returned by get_rope_index is against the unpadded length (Omni) instead of
   // the padded one (VL). Decode positions are the same either way.
   bool delta_against_unpadded = false;
+  // --- Batch rules, set by the convention (ConventionRules) and the family's 5.x code. ---
+  // Each row is its own unpadded request (vLLM): decode from the row length, images t == 1.
+  bool per_request = false;
+  double pad_value = 1;  // what padding slots hold in a batch with grids
+  bool clamp_delta = false;  // get_rope_index's delta is max(delta, 0)
+  TextOnlyBatch text_only = TextOnlyBatch::kCumsumPadsInMax;
+  DecodeRule decode = DecodeRule::kCachePlusDelta;
+  BlockEnd block_end = BlockEnd::kMaxPlusOne;
+  // Blocks are the runs of mm_token_type_ids (required), not found by the token scan.
+  bool blocks_from_type_ids = false;
+  // GLM-Image: blocks are the runs of image tokens; its start and end ids are text.
+  bool blocks_from_image_runs = false;
+  // GLM-Image: get_rope_index's deltas, and what generate() stores, are 0.
+  bool zero_deltas = false;
 };
 
-// The family row's policy with the config's convention and video time rounding applied.
+// A model family's position rules, as data: the policy under its reference convention, the
+// token ids it reads, and what its transformers 5.x code does differently. The model layer's
+// rows (mrope/model/model_family.h) hold one each.
+struct PositionRules {
+  absl::string_view name;  // the family's name, for messages
+  std::vector<TokenKey> token_keys;
+  PositionPolicy policy;  // under hf_v4 and the preset's rounding
+  // The family's 5.x get_rope_index: what its padding slots hold (1 for GLM's and ERNIE's code,
+  // 0 for Qwen's), and whether v5.2.0 clamps its delta at 0 (Qwen2-VL's rule,
+  // huggingface/transformers#43952).
+  double v5_pad_value = 0;
+  bool v5_2_clamps_delta = false;
+  // The Omni thinkers compute positions in their own forward: v5.2.0 is v4.57.6 for them.
+  bool v5_2_keeps_v4_generate = false;
+  // The conventions implemented (and golden-checked) for the family.
+  std::vector<Convention> conventions = {Convention::kHfV4};
+};
+
+// What a convention means, as data (one row per Convention).
+struct ConventionRules {
+  Convention convention;
+  absl::string_view name;  // "hf_v4", "hf_v5_2", "hf_v5", "vllm"
+  bool per_request;
+  bool v5_get_rope_index;  // padding from PositionRules::v5_pad_value, else the policy's
+  bool clamps_where_v5_2_does;
+  bool delta_against_unpadded;
+  TextOnlyBatch text_only;
+  DecodeRule decode;
+  BlockEnd block_end;
+  bool images_step_time;  // images take t_idx = k where the family's HF v4 code gives 0
+  bool blocks_from_type_ids;
+};
+const ConventionRules& ConventionRulesOf(Convention convention);
+
+// The rules' policy with the config's convention and video time rounding applied.
 PositionPolicy PolicyFor(const ModelConfig& config);
+
+// The HF name of a token field for `rules` ("image_start" for GLM's vision_start), as its
+// config.json spells it without the _token_id suffix ("token" for a field the rules do not
+// read).
+absl::string_view TokenName(const PositionRules& rules, int64_t SpecialTokens::*field);
 
 // Whether the policy reads ModelConfig::tokens_per_second (Qwen2.5-VL video time) or
 // position_id_per_seconds and seconds_per_chunk (Omni time): these are then required in a

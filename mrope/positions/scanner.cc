@@ -10,7 +10,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/model_family.h"
 #include "mrope/positions/scan_kernels.h"
 
 namespace mrope {
@@ -84,7 +83,7 @@ class RowScanner {
         consumed = 1;
       } else if (bracketed_videos_ && token == ids_.video) {
         return RowError(row_, i, "video_token_id ", token,
-                        " in the prompt: ", ModelFamilyName(config_.family),
+                        " in the prompt: ", config_.rules->name,
                         " writes video frames with image_token_id ", ids_.image,
                         " between video_start and video_end");
       } else if (token == ids_.image || token == ids_.video ||
@@ -178,7 +177,7 @@ class RowScanner {
   // The block start marker as the family's config names it (vision_start, GLM's image_start);
   // for error messages only.
   absl::string_view StartName() const {
-    return TokenName(config_.family, &SpecialTokens::vision_start);
+    return TokenName(*config_.rules, &SpecialTokens::vision_start);
   }
 
   // <vision_start> at `i`: an image, a video (frame), or an audio-in-video block.
@@ -231,7 +230,7 @@ class RowScanner {
       grid.t = 1;  // each frame is its own block
       if (full.t > 1 && found == full.t * GridTokens(grid)) {
         return RowError(row_, i, "video_grid_thw[", video, "] (", full.t,
-                        " frames) is written as one block; ", ModelFamilyName(config_.family),
+                        " frames) is written as one block; ", config_.rules->name,
                         " needs one <vision_start>...<vision_end> block per frame");
       }
     }
@@ -371,6 +370,8 @@ class RowScanner {
     return body + 4;
   }
 
+  friend class TypeRunScanner;
+
   const ModelConfig& config_;
   const PositionPolicy& policy_;
   const int64_t text_limit_;
@@ -388,6 +389,111 @@ class RowScanner {
   // Span built on the stack copied it with wide loads of its narrow stores, a store-forwarding
   // stall per block.
   std::vector<Span>& spans_;
+};
+
+// Blocks from mm_token_type_ids (BatchScanner::ScanRowByTypes), reusing RowScanner's grid and
+// count checks.
+class TypeRunScanner {
+ public:
+  TypeRunScanner(RowScanner& scan, absl::Span<const int64_t> types) : s_(scan), types_(types) {}
+
+  absl::Status Scan() {
+    if (s_.bracketed_videos_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "mm_token_type_ids: blocks from token types are not implemented for ",
+          s_.config_.rules->name, "'s bracketed videos"));
+    }
+    const absl::Span<const int64_t> tokens = s_.tokens_;
+    const int64_t n = tokens.size();
+    int64_t text_run = 0;
+    for (int64_t i = 0; i < n;) {
+      const int64_t type = types_[i];
+      MROPE_RETURN_IF_ERROR(s_.CheckTokenId(i));
+      if (type == 0) {
+        if (tokens[i] == s_.ids_.image || tokens[i] == s_.ids_.video) {
+          return RowError(s_.row_, i, "token ", tokens[i], " is ",
+                          tokens[i] == s_.ids_.image ? "an image" : "a video",
+                          " token but mm_token_type_ids is 0 there");
+        }
+        ++text_run;
+        ++i;
+        continue;
+      }
+      if (type != 1 && type != 2) {
+        return RowError(s_.row_, i, "mm_token_type_ids value ", type,
+                        " must be 0 (text), 1 (image) or 2 (video)");
+      }
+      const int64_t end = EqualRunEnd(types_, i, type);
+      const int64_t id = type == 1 ? s_.ids_.image : s_.ids_.video;
+      const int64_t same = EqualRunEnd(tokens.first(end), i, id);
+      if (same != end) {
+        return RowError(s_.row_, same, "mm_token_type_ids is ", type, " (",
+                        type == 1 ? "image" : "video", ") but the token is ", tokens[same],
+                        ", not ", type == 1 ? "image_token_id " : "video_token_id ", id);
+      }
+      s_.FlushText(text_run);
+      MROPE_RETURN_IF_ERROR(type == 1 ? Image(i, end - i) : Video(i, end - i));
+      i = end;
+    }
+    s_.FlushText(text_run);
+    return absl::OkStatus();
+  }
+
+ private:
+  // The run at `i` is the `next`-th of its kind: `list` must have an entry for it.
+  absl::Status CheckListed(int64_t i, const char* kind, size_t next, const char* list,
+                           size_t size) const {
+    if (next < size) return absl::OkStatus();
+    return RowError(s_.row_, i, kind, " run ", next + 1, " but ", list, " has ", size,
+                    " entries");
+  }
+
+  absl::Status Image(int64_t i, int64_t found) {
+    MediaCursor& cursor = s_.cursor_;
+    const std::vector<Grid>& grids = s_.media_.image_grid_thw;
+    MROPE_RETURN_IF_ERROR(CheckListed(i, "image", cursor.image, "image_grid_thw", grids.size()));
+    const Grid& grid = grids[cursor.image];
+    MROPE_RETURN_IF_ERROR(s_.CheckGrid(i, "image_grid_thw", cursor.image, grid));
+    MROPE_RETURN_IF_ERROR(
+        s_.CheckCount(i, "image", found, s_.GridTokens(grid), "image_grid_thw", cursor.image));
+    Span& span = s_.spans_.emplace_back() = Span::Image(grid);
+    span.bracketed = false;
+    ++cursor.image;
+    return absl::OkStatus();
+  }
+
+  absl::Status Video(int64_t i, int64_t found) {
+    MediaCursor& cursor = s_.cursor_;
+    const std::vector<Grid>& grids = s_.media_.video_grid_thw;
+    MROPE_RETURN_IF_ERROR(CheckListed(i, "video", cursor.video, "video_grid_thw", grids.size()));
+    const size_t video = cursor.video;
+    const Grid& full = grids[video];
+    if (cursor.video_frame == 0) {
+      MROPE_RETURN_IF_ERROR(s_.CheckGrid(i, "video_grid_thw", video, full));
+    }
+    const bool frames = s_.policy_.video_frames_as_blocks;
+    Grid grid = full;
+    if (frames) grid.t = 1;
+    const int32_t merge_t = s_.config_.temporal_merge_size;
+    if (grid.t % merge_t != 0) {
+      return RowError(s_.row_, i, "video_grid_thw[", video, "] t = ", grid.t,
+                      " is not divisible by temporal_merge_size ", merge_t);
+    }
+    Grid merged = grid;
+    merged.t /= merge_t;
+    MROPE_RETURN_IF_ERROR(s_.CheckCount(i, "video", found, s_.GridTokens(merged),
+                                        "video_grid_thw", video, frames ? " (one frame)" : ""));
+    Span& span = s_.spans_.emplace_back() = Span::Video(grid, s_.SecondsPerGrid(video));
+    span.bracketed = false;
+    if (!frames || ++cursor.video_frame == full.t) {
+      ++cursor.video;
+      cursor.video_frame = 0;
+    }
+    return absl::OkStatus();
+  }
+
+  RowScanner& s_;
+  absl::Span<const int64_t> types_;
 };
 
 }  // namespace
@@ -421,7 +527,7 @@ absl::Status ValidateMediaInputs(const ModelConfig& config, const PositionPolicy
   if (!SecondsListOf(other_list, media)->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(SecondsListName(other_list),
                                                    " is not read by ",
-                                                   ModelFamilyName(config.family), "; use ",
+                                                   config.rules->name, "; use ",
                                                    name));
   }
   if (!list.empty() && list.size() != media.video_grid_thw.size()) {
@@ -466,6 +572,13 @@ absl::Status BatchScanner::ScanRow(absl::Span<const int64_t> tokens, MediaCursor
                                    int64_t row, std::vector<Span>& spans) const {
   return RowScanner(config_, policy_, text_limit_, merge_, tokens, media_, cursor, row, spans)
       .Scan();
+}
+
+absl::Status BatchScanner::ScanRowByTypes(absl::Span<const int64_t> tokens,
+                                          absl::Span<const int64_t> types, MediaCursor& cursor,
+                                          int64_t row, std::vector<Span>& spans) const {
+  RowScanner scan(config_, policy_, text_limit_, merge_, tokens, media_, cursor, row, spans);
+  return TypeRunScanner(scan, types).Scan();
 }
 
 absl::Status CheckMediaConsumed(const MediaInputs& media, const MediaCursor& cursor) {

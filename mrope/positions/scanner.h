@@ -26,6 +26,9 @@ struct MediaInputs {
   std::vector<float> video_second_per_grid;  // Omni: one per video; empty means 1.0
   std::vector<int64_t> audio_feature_lengths;  // Omni: mel frames per audio clip, in order
   bool use_audio_in_video = false;             // Omni
+  // GLM-Image: grids per row; image_grid_thw lists each row's source images, then its
+  // generation targets (image_grid_thw past the row's source images).
+  std::vector<int64_t> images_per_sample;
 };
 
 // How far the media lists have been consumed; shared by the rows of a batch.
@@ -57,6 +60,14 @@ class BatchScanner {
   // before it.
   absl::Status ScanRow(absl::Span<const int64_t> tokens, MediaCursor& cursor, int64_t row,
                        std::vector<Span>& spans) const;
+
+  // The same from the row's mm_token_type_ids (transformers 5.x; `types` has one value per real
+  // token: 0 text, 1 image, 2 video): every maximal run of 1 or 2 is a block without markers of
+  // its own (Span::bracketed false) that takes the next grid (Qwen3-VL: the next frame). Every
+  // token of a run must be the image (video) token and no such token may be typed 0: a
+  // disagreement is an error naming the row and the index. Not for GLM's bracketed videos.
+  absl::Status ScanRowByTypes(absl::Span<const int64_t> tokens, absl::Span<const int64_t> types,
+                              MediaCursor& cursor, int64_t row, std::vector<Span>& spans) const;
 
   // An upper bound on the spans ScanRow appends for a valid row of `seq_len` tokens, for a caller
   // to reserve once (Qwen3-VL's block per video frame otherwise reallocates the vector as it

@@ -117,7 +117,7 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
   if ((span.kind == SpanKind::kAudio || span.kind == SpanKind::kAudioInVideo) &&
       !policy.has_audio) {
     return SpanError(index, span,
-                     absl::StrCat(ModelFamilyName(config.family), " has no audio"));
+                     absl::StrCat(config.rules->name, " has no audio"));
   }
   if (span.kind == SpanKind::kAudio || span.kind == SpanKind::kAudioInVideo) {
     const int64_t min_audio = span.kind == SpanKind::kAudioInVideo ? 1 : 0;
@@ -149,7 +149,8 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
   }
   // Each factor is <= max_grid_value <= 2^20 (ValidatePositionLimits), so the product is below
   // 2^60.
-  const int64_t tokens = g.t * merge.Quotient(g.h) * merge.Quotient(g.w);
+  const int64_t tokens = (span.kind == SpanKind::kVideo ? g.t / config.temporal_merge_size : g.t) *
+                         merge.Quotient(g.h) * merge.Quotient(g.w);
   if (tokens > limits.max_grid_tokens) {
     return SpanError(index, span,
                      absl::StrCat("grid ", g.t, "x", g.h, "x", g.w, " makes ", tokens,
@@ -161,14 +162,19 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
                      absl::StrCat("seconds_per_grid must be finite and >= 0, got ",
                                   span.seconds_per_grid));
   }
+  if (span.kind == SpanKind::kVideo && g.t % config.temporal_merge_size != 0) {
+    return SpanError(index, span,
+                     absl::StrCat("grid t must be divisible by temporal_merge_size ",
+                                  config.temporal_merge_size, ", got t=", g.t));
+  }
   if (span.kind == SpanKind::kVideo && policy.video_frames_as_blocks && g.t != 1) {
     return SpanError(
         index, span,
-        absl::StrCat("a ", ModelFamilyName(config.family), " video is one block per frame; got ",
+        absl::StrCat("a ", config.rules->name, " video is one block per frame; got ",
                      "one block of ", g.t,
                      " frames (HF would silently number frames 1.. as text)"));
   }
-  if (span.kind == SpanKind::kImage && policy.convention == Convention::kVllm && g.t != 1) {
+  if (span.kind == SpanKind::kImage && policy.per_request && g.t != 1) {
     return SpanError(index, span,
                      absl::StrCat("vLLM admits images with t == 1 only, got t=", g.t));
   }
@@ -383,13 +389,14 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
       next = AddPositions(fp, next, static_cast<double>(span.text_tokens));
     } else {
       const bool pair = span.kind == SpanKind::kAudioInVideo;
-      placed.start_markers = pair ? 2 : 1;
-      placed.end_markers = span.closed ? placed.start_markers : 0;
+      placed.start_markers = !span.bracketed ? 0 : pair ? 2 : 1;
+      placed.end_markers = span.closed && span.bracketed ? placed.start_markers : 0;
       const bool shared = pair && policy.audio_in_video_shares_markers;
       const int32_t start_extent = shared ? 1 : placed.start_markers;
       placed.media_base = AddPositions(fp, next, start_extent);
-      placed.merged_grid = {span.grid.t, merge.Quotient(span.grid.h),
-                            merge.Quotient(span.grid.w)};
+      placed.merged_grid = {span.kind == SpanKind::kVideo ? span.grid.t / config.temporal_merge_size
+                                                          : span.grid.t,
+                            merge.Quotient(span.grid.h), merge.Quotient(span.grid.w)};
       const int64_t video_tokens =
           HasGrid(span.kind) ? placed.merged_grid.t * placed.merged_grid.h * placed.merged_grid.w
                              : 0;
@@ -410,7 +417,13 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
         last_piece_max = last.is_video ? video.MaxOver(last.begin, last.end)
                                        : audio_at(last.end - 1);
       }
-      placed.end_base = AddPositions(fp, last_piece_max, 1);
+      // Where the text after the block resumes (HF v5.15: start + the larger merged side).
+      placed.end_base =
+          policy.block_end == BlockEnd::kStartPlusLargerSide && !pair && video_tokens > 0
+              ? AddPositions(fp, placed.media_base,
+                             static_cast<double>(std::max(placed.merged_grid.h,
+                                                          placed.merged_grid.w)))
+              : AddPositions(fp, last_piece_max, 1);
       const int32_t end_extent = shared ? 1 : placed.end_markers;
       placed.num_tokens = placed.start_markers + placed.media_tokens + placed.end_markers;
       placed.max_position =
@@ -418,7 +431,7 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
               ? std::max(media_max, AddPositions(fp, placed.end_base, end_extent - 1))
               : media_max;
       next = placed.end_markers > 0 ? AddPositions(fp, placed.end_base, end_extent)
-                                    : AddPositions(fp, media_max, 1);
+                                    : placed.end_base;
     }
     max_all = std::max(max_all, placed.max_position);
     token += placed.num_tokens;

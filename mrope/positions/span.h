@@ -41,6 +41,9 @@ struct Span {
   // False when the prompt ends inside the block, before its end marker (an image block cut at
   // the end of a row). Only the last span of a sequence may be open.
   bool closed = true;
+  // False for a block found as a run of mm_token_type_ids: its media tokens only, no start or
+  // end marker of its own (the tokens around it are text spans).
+  bool bracketed = true;
 
   static Span Text(int64_t tokens) {
     Span s;

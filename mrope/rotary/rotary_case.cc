@@ -10,7 +10,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "mrope/positions/model_family.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
@@ -60,15 +59,14 @@ absl::StatusOr<RotaryCase> ParseRotaryCase(const Value& doc) {
   RotaryCase c;
   MROPE_ASSIGN_OR_RETURN(const Value* config, GetField(doc, "config", "case"));
   MROPE_ASSIGN_OR_RETURN(c.params, ParseRopeParameters(*config));
-  if (const Value* model = FindField(doc, "reference_model"); model != nullptr) {
-    MROPE_ASSIGN_OR_RETURN(const std::string model_type, AsString(*model, "reference_model"));
-    const ModelFamilyInfo* family = FamilyForModelType(model_type);
-    if (family == nullptr) {
+  if (const Value* rotate = FindField(*config, "rotate"); rotate != nullptr) {
+    MROPE_ASSIGN_OR_RETURN(const std::string pairing, AsString(*rotate, "config.rotate"));
+    if (pairing == "interleaved_pairs") {
+      c.layout = RotaryLayout::kGptj;
+    } else if (pairing != "half") {
       return absl::InvalidArgumentError(absl::StrCat(
-          "reference_model '", model_type, "' is not the model_type of a supported family: ",
-          absl::StrJoin(FamilyNames(), ", ")));
+          "config.rotate must be half or interleaved_pairs, got '", pairing, "'"));
     }
-    c.layout = family->rope.layout;
   }
   MROPE_ASSIGN_OR_RETURN(const Value* inputs, GetField(doc, "inputs", "case"));
   MROPE_RETURN_IF_ERROR(ReadInputs(*inputs, c));

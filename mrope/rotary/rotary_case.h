@@ -5,8 +5,8 @@
 // `mrope rotary --golden`, the rotary golden tests and the kernel's golden test read. `outputs`
 // are not read here.
 //   config           ParseRopeParameters (mrope/rotary/rope_config.h)
-//   reference_model  the HF model_type: its family's rotary layout (mrope/positions/
-//                    model_family.h), NeoX when absent
+//   config.rotate    how the rotary dims pair: "half" (NeoX, also when absent) or
+//                    "interleaved_pairs" (GPT-J pairs (2j, 2j+1), GLM-4.1V)
 //   inputs           position_ids [3][B][T] (int), q [B][H][T][D] and k [B][Hk][T][D] (float32)
 
 #include <cstdint>

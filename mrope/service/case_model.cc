@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 
 namespace mrope {
 namespace {
@@ -28,22 +28,29 @@ absl::Status ReadOptionalDouble(const Value& object, absl::string_view key, doub
   return absl::OkStatus();
 }
 
+// A merge size, in [1, 64] before it is narrowed to int32.
+absl::Status ReadMergeSize(const Value& object, absl::string_view key, int32_t& out) {
+  int64_t merge = out;
+  MROPE_RETURN_IF_ERROR(ReadOptionalInt(object, key, merge));
+  if (merge < 1 || merge > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config.", key, " must be in [1, 64], got ", merge));
+  }
+  out = static_cast<int32_t>(merge);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
                                                     const Value& config) {
   MROPE_ASSIGN_OR_RETURN(ModelConfig out, PresetConfig(preset));
-  for (const TokenKey& key : FamilyInfo(out.family).token_keys) {
+  for (const TokenKey& key : out.rules->token_keys) {
     MROPE_RETURN_IF_ERROR(
         ReadOptionalInt(config, absl::StrCat(key.hf_name, "_token_id"), out.tokens.*key.field));
   }
-  int64_t merge = out.spatial_merge_size;
-  MROPE_RETURN_IF_ERROR(ReadOptionalInt(config, "spatial_merge_size", merge));
-  if (merge < 1 || merge > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config.spatial_merge_size must be in [1, 64], got ", merge));
-  }
-  out.spatial_merge_size = static_cast<int32_t>(merge);
+  MROPE_RETURN_IF_ERROR(ReadMergeSize(config, "spatial_merge_size", out.spatial_merge_size));
+  MROPE_RETURN_IF_ERROR(ReadMergeSize(config, "temporal_merge_size", out.temporal_merge_size));
   MROPE_RETURN_IF_ERROR(ReadOptionalDouble(config, "tokens_per_second", out.tokens_per_second));
   MROPE_RETURN_IF_ERROR(
       ReadOptionalDouble(config, "position_id_per_seconds", out.position_id_per_seconds));

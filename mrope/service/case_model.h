@@ -13,7 +13,8 @@
 namespace mrope {
 
 // The preset `preset` with a case's flat `config` values applied: the family's token ids
-// (`<name>_token_id`, as in its config.json), spatial_merge_size, tokens_per_second,
+// (`<name>_token_id`, as in its config.json), spatial_merge_size, temporal_merge_size (ERNIE),
+// tokens_per_second,
 // position_id_per_seconds, seconds_per_chunk and video_time_rounding ("scale_then_truncate" |
 // "truncate_interval_first"). Other keys (the rotary ones, checkpoint) are not read. Errors
 // name the key ("config.spatial_merge_size ...").

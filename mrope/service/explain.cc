@@ -1,6 +1,7 @@
 #include "mrope/service/explain.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -129,12 +130,49 @@ std::string TimeScale(const ModelConfig& config) {
   return "";
 }
 
+// Where generation continues after row `row`, with what the conventions that differ from the
+// config's would do where that matters: per axis (HF v5 generate()) after a prompt that ends
+// inside a block, against the cache + delta conventions (HF v4, vLLM); a delta clamped at 0.
+template <typename Out>
+std::string Continuation(const BatchPlan& plan, const PositionPolicy& policy, int64_t row) {
+  const SequencePositions& seq = plan.rows[row];
+  const RowLayout& layout = plan.layouts[row];
+  const auto num = [](double v) { return Num(static_cast<Out>(v)); };
+  std::string out;
+  switch (plan.decode) {
+    case DecodeRule::kPerAxisFromLast: {
+      const std::array<double, 3>& last = layout.last_column;
+      out = absl::StrCat("(", num(last[0] + 1), ", ", num(last[1] + 1), ", ", num(last[2] + 1),
+                         ") (t, h, w)");
+      if (last[0] != last[1] || last[1] != last[2]) {
+        absl::StrAppend(&out, "; the prompt ends inside a block: hf_v4 and vllm continue at ",
+                        num(seq.max_position() + 1), " on all axes");
+      }
+      break;
+    }
+    case DecodeRule::kTargetGridTable:
+      out = absl::StrCat("the table of ", layout.target_grids.size(),
+                         " target grid(s) from ", layout.decode_offset);
+      break;
+    case DecodeRule::kCachePlusDelta:
+      out = num(static_cast<double>(layout.decode_offset) + layout.decode_delta);
+      break;
+  }
+  const double unclamped = seq.max_position() + 1 - static_cast<double>(plan.seq_len);
+  if (policy.clamp_delta && unclamped < 0) {
+    absl::StrAppend(&out, "; the delta ", num(unclamped),
+                    " is clamped at 0 (transformers v5.2.0; hf_v4 keeps it)");
+  }
+  return out;
+}
+
 template <typename Out>
 absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& plan) {
   const PositionPolicy policy = PolicyFor(config);
-  std::string out = absl::StrCat(ModelFamilyName(config.family), TimeScale(config), ": ",
-                                 plan.batch_size, plan.batch_size == 1 ? " row" : " rows", " of ",
-                                 plan.seq_len, " columns\n");
+  std::string out = absl::StrCat(config.rules->name, " under ",
+                                 ConventionRulesOf(config.convention).name, TimeScale(config),
+                                 ": ", plan.batch_size, plan.batch_size == 1 ? " row" : " rows",
+                                 " of ", plan.seq_len, " columns\n");
   if (plan.text_only_path) {
     out += "no image or video grid in the batch: HF numbers tokens cumsum(mask) - 1\n";
   }
@@ -144,15 +182,13 @@ absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& 
   for (int64_t row = 0; row < plan.batch_size; ++row) {
     const SequencePositions& seq = plan.rows[row];
     const RowLayout& layout = plan.layouts[row];
-    const Out decode_at = static_cast<Out>(static_cast<double>(layout.decode_offset) +
-                                           layout.decode_delta);
     absl::StrAppend(&out, "\nrow ", row, ": ", seq.num_tokens(), " tokens",
                     seq.num_tokens() < plan.seq_len
                         ? absl::StrCat(" + ", plan.seq_len - seq.num_tokens(), " padding")
                         : "",
                     ", max position ", Num(static_cast<Out>(seq.max_position())),
                     ", mrope_position_delta ", Num(static_cast<Out>(layout.delta)),
-                    ", generation continues at ", Num(decode_at), "\n");
+                    ", generation continues at ", Continuation<Out>(plan, policy, row), "\n");
     MROPE_RETURN_IF_ERROR(ExplainRow<Out>(seq, policy, out));
   }
   return out;

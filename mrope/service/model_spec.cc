@@ -16,7 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/rotary/rope_config.h"
 #include "mrope/service/textproto.h"
 
@@ -95,8 +95,10 @@ absl::Status PrefixError(const absl::Status& status, absl::string_view prefix) {
 absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
   const ModelFamilyInfo& family = *layout.family;
   ModelConfig config;
-  config.family = family.family;
-  for (const TokenKey& key : family.token_keys) {
+  config.rules = &family.rules;
+  config.convention = family.preset.convention;
+  config.spatial_merge_size = family.preset.spatial_merge_size;  // the class default
+  for (const TokenKey& key : family.rules.token_keys) {
     MROPE_ASSIGN_OR_RETURN(config.tokens.*key.field, ReadTokenId(layout, key.hf_name));
   }
   const PositionPolicy policy = PolicyFor(config);
@@ -121,6 +123,17 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
           vision_path, "spatial_merge_size must be in [1, 64], got ", merge));
     }
     config.spatial_merge_size = static_cast<int32_t>(merge);
+  }
+  if (family.preset.temporal_merge_size > 1) {
+    // ERNIE merges a video's t: vision_config.temporal_merge_size, else the class default.
+    MROPE_ASSIGN_OR_RETURN(const double merge,
+                           ReadDouble(*vision, vision_path, "temporal_merge_size",
+                                      family.preset.temporal_merge_size, family.name));
+    if (merge < 1 || merge > 64 || merge != static_cast<int32_t>(merge)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          vision_path, "temporal_merge_size must be an integer in [1, 64], got ", merge));
+    }
+    config.temporal_merge_size = static_cast<int32_t>(merge);
   }
   if (UsesTokensPerSecond(policy)) {
     // The transformers class default (4) is not the checkpoints' (2): require it.
@@ -166,8 +179,23 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
   config.video_time_rounding = p.video_time_rounding() == PositionParams::TRUNCATE_INTERVAL_FIRST
                                    ? VideoTimeRounding::kTruncateIntervalFirst
                                    : VideoTimeRounding::kScaleThenTruncate;
-  config.convention =
-      p.convention() == PositionParams::VLLM ? Convention::kVllm : Convention::kHfTransformers;
+  if (p.has_temporal_merge_size()) config.temporal_merge_size = p.temporal_merge_size();
+  switch (p.convention()) {
+    case PositionParams::VLLM:
+      config.convention = Convention::kVllm;
+      break;
+    case PositionParams::HF_V4:
+      config.convention = Convention::kHfV4;
+      break;
+    case PositionParams::HF_V5_2:
+      config.convention = Convention::kHfV5_2;
+      break;
+    case PositionParams::HF_V5:
+      config.convention = Convention::kHfV5;
+      break;
+    default:  // HF: the family's reference, the preset's
+      break;
+  }
   MROPE_RETURN_IF_ERROR(PrefixError(ValidateModelConfig(config), "positions"));
   return config;
 }
@@ -194,7 +222,7 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
   ModelSpec spec;
   spec.name = std::string(name);
   MROPE_ASSIGN_OR_RETURN(spec.positions, PresetConfig(name));
-  spec.rope = PresetRope(FamilyInfo(spec.positions.family).rope);
+  spec.rope = PresetRope(FamilyOf(spec.positions).rope);
   return spec;
 }
 
@@ -212,6 +240,20 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
   auto rope = ParseRopeParameters(text != nullptr ? *text : *layout.root);
   if (!rope.ok()) {
     return PrefixError(rope.status(), absl::StripSuffix(text_path, "."));
+  }
+  const RopePreset& preset = layout.family->rope;
+  if (preset.sections == SectionSource::kConfigRequired && rope->mrope_section.empty()) {
+    const absl::string_view object = absl::StripSuffix(text_path, ".");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "missing required field '", object, object.empty() ? "" : ".",
+        "rope_scaling.mrope_section' (or rope_parameters.mrope_section) for ",
+        layout.family->name));
+  }
+  if (preset.sections == SectionSource::kRotaryCode) {
+    if (rope->mrope_section.empty()) {
+      rope->mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
+    }
+    rope->mrope_interleaved = preset.interleaved;
   }
   spec.rope = *std::move(rope);
   return spec;
@@ -265,7 +307,7 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {
 }
 
 RotaryLayout RotaryLayoutOf(const ModelSpec& spec) {
-  return FamilyInfo(spec.positions.family).rope.layout;
+  return FamilyOf(spec.positions).rope.layout;
 }
 
 }  // namespace mrope

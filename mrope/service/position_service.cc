@@ -141,7 +141,9 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
     result.position_ids = std::move(packed.positions);
     result.cu_seqlens = std::move(packed.cu_seqlens);
   } else {
-    MROPE_RETURN_IF_ERROR(FillBatch(plan, result.position_ids));
+    MROPE_RETURN_IF_ERROR(FillBatch(
+        plan, result.position_ids,
+        options.rope_index_padding ? Padding::kGetRopeIndex : Padding::kPrefill));
     result.shape = {3, b, plan.seq_len};
   }
   result.mrope_position_deltas = PerRowDeltas<Out>(plan, &RowLayout::delta);

@@ -65,6 +65,10 @@ struct OutputOptions {
   std::optional<TokenWindow> window;  // absent: the whole prompt
   int64_t decode_steps = 0;           // also the next decode_steps positions of every row
   bool cos_sin = false;               // also cos/sin (needs the spec's rotary parameters)
+  // Padded layout, whole prompt: padding slots as get_rope_index returns them, not as
+  // generate() prefills them (they differ for GLM's and ERNIE's text-only batches under
+  // hf_v5_2). Python's get_rope_index sets it.
+  bool rope_index_padding = false;
 };
 
 // Positions in the output type Out (int64_t, int32_t or float). int32 refuses values above

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -42,17 +43,26 @@ absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
   MROPE_RETURN_IF_ERROR(
       AppendRows(inputs.input_ids(), batch.seq_len, "inputs.input_ids", *tokens));
   const size_t num_ids = tokens->size();
-  if (inputs.attention_mask_size() != 0) {
-    if (inputs.attention_mask_size() != inputs.input_ids_size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("inputs.attention_mask has ", inputs.attention_mask_size(),
-                       " rows, input_ids has ", inputs.input_ids_size()));
+  // The mask's and the type ids' rows follow the ids in the same buffer.
+  size_t ends[2] = {num_ids, num_ids};
+  for (const auto& [i, name, rows] :
+       {std::make_tuple(0, "attention_mask", &inputs.attention_mask()),
+        std::make_tuple(1, "mm_token_type_ids", &inputs.mm_token_type_ids())}) {
+    if (rows->size() != 0) {
+      if (rows->size() != inputs.input_ids_size()) {
+        return absl::InvalidArgumentError(absl::StrCat("inputs.", name, " has ", rows->size(),
+                                                       " rows, input_ids has ",
+                                                       inputs.input_ids_size()));
+      }
+      MROPE_RETURN_IF_ERROR(
+          AppendRows(*rows, batch.seq_len, absl::StrCat("inputs.", name), *tokens));
     }
-    MROPE_RETURN_IF_ERROR(
-        AppendRows(inputs.attention_mask(), batch.seq_len, "inputs.attention_mask", *tokens));
+    ends[i] = tokens->size();
+    if (i == 0) ends[1] = ends[0];
   }
   batch.input_ids = absl::MakeConstSpan(*tokens).subspan(0, num_ids);
-  batch.attention_mask = absl::MakeConstSpan(*tokens).subspan(num_ids);
+  batch.attention_mask = absl::MakeConstSpan(*tokens).subspan(num_ids, ends[0] - num_ids);
+  batch.mm_token_type_ids = absl::MakeConstSpan(*tokens).subspan(ends[0], ends[1] - ends[0]);
   prompt.owned_tokens = std::move(tokens);
   MediaInputs& media = batch.media;
   for (const GridThw& g : inputs.image_grid_thw()) media.image_grid_thw.push_back(GridFromProto(g));
@@ -64,6 +74,8 @@ absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
   media.audio_feature_lengths.assign(inputs.audio_feature_lengths().begin(),
                                      inputs.audio_feature_lengths().end());
   media.use_audio_in_video = inputs.use_audio_in_video();
+  media.images_per_sample.assign(inputs.images_per_sample().begin(),
+                                 inputs.images_per_sample().end());
   return absl::OkStatus();
 }
 

@@ -33,19 +33,19 @@ constexpr std::initializer_list<absl::string_view> kRequestKeys = {"inputs", "se
 // Keys of a golden case file that are not part of the request.
 constexpr std::initializer_list<absl::string_view> kGoldenMetadataKeys = {
     "format", "kind",   "model",  "case",        "tags",   "layout",
-    "batch_size", "seq_len", "source", "config", "inputs_from", "outputs"};
+    "batch_size", "seq_len", "source", "config", "inputs_from", "outputs", "convention"};
 constexpr std::initializer_list<absl::string_view> kInputKeys = {
     "input_ids",          "attention_mask",        "image_grid_thw",
     "video_grid_thw",     "second_per_grid_ts",    "video_second_per_grid",
     "audio_feature_lengths", "feature_attention_mask", "use_audio_in_video",
     "pixel_values",       "pixel_values_videos",   "input_features",
-    "mm_token_type_ids"};
-// Tensors HF processors (transformers v4.57, every supported family) return next to the inputs
-// above that do not affect positions: image and video pixels, the audio's mel features, and
-// the token types `return_mm_token_type_ids=True` adds. They are skipped without being stored
-// (the reader still checks their syntax and depth).
+    "mm_token_type_ids",  "video_timestamps",      "images_per_sample"};
+// What HF processors (every supported family) return next to the inputs above that does not
+// affect positions: image and video pixels, the audio's mel features, and Qwen3-VL's frame
+// timestamps (their text is in the prompt). They are skipped without being stored (the reader
+// still checks their syntax and depth).
 constexpr std::initializer_list<absl::string_view> kIgnoredTensorKeys = {
-    "pixel_values", "pixel_values_videos", "input_features", "mm_token_type_ids"};
+    "pixel_values", "pixel_values_videos", "input_features", "video_timestamps"};
 constexpr std::initializer_list<absl::string_view> kSpanKeys = {
     "kind", "text_tokens", "grid", "seconds_per_grid", "audio_tokens", "open"};
 constexpr std::initializer_list<absl::string_view> kOptionKeys = {
@@ -250,6 +250,9 @@ absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLi
   if (IsField(key, "attention_mask")) {
     return ReadTokenRows(value, 0, 1, limits, *inputs.mutable_attention_mask());
   }
+  if (IsField(key, "mm_token_type_ids")) {
+    return ReadTokenRows(value, 0, 2, limits, *inputs.mutable_mm_token_type_ids());
+  }
   if (IsField(key, "image_grid_thw")) {
     return ReadGrids(value, limits, *inputs.mutable_image_grid_thw());
   }
@@ -261,6 +264,10 @@ absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLi
   }
   if (IsField(key, "video_second_per_grid")) {
     return ReadFloats(value, limits, *inputs.mutable_video_second_per_grid());
+  }
+  if (IsField(key, "images_per_sample")) {
+    return ReadInt64List(value, 0, kMaxInt64, limits.max_batch_rows,
+                         [&](int64_t x) { inputs.add_images_per_sample(x); });
   }
   if (IsField(key, "use_audio_in_video")) {
     return Set(value.Bool(), inputs, &PromptInputs::set_use_audio_in_video);

@@ -1,7 +1,9 @@
 """mrope: M-RoPE position ids for vision-language models, from C++.
 
-Bit-exact with HuggingFace transformers v4.57.6 ``get_rope_index`` (and vLLM's per-request
-convention for the ``qwen2_5_vl_vllm`` preset), for every model family mrope supports::
+Bit-exact with HuggingFace transformers ``get_rope_index`` (v4.57.6 for the v4 families,
+v5.2.0 for those new in 5.x, and the ``<family>_hf_v5_2`` / ``<family>_hf_v5`` presets for
+v5.2.0 and v5.15.0) and vLLM's per-request convention (``qwen2_5_vl_vllm``), for every model
+family mrope supports::
 
     import mrope
 
@@ -10,7 +12,7 @@ convention for the ``qwen2_5_vl_vllm`` preset), for every model family mrope sup
                                                 attention_mask=mask)
 
 ``mrope.presets()`` lists the preset names ``Model.from_config`` accepts (every family and its
-variants, such as ``"qwen2_5_vl_hf"`` and ``"qwen2_5_vl_vllm"``).
+variants, such as ``"qwen2_5_vl_hf"``, ``"qwen2_5_vl_vllm"`` and ``"qwen2_vl_hf_v5_2"``).
 
 Inputs are numpy arrays, lists, or torch tensors; outputs are numpy arrays that own mrope's
 buffers (no copy), or torch tensors when torch tensors came in. ``input_ids`` and

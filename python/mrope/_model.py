@@ -27,15 +27,19 @@ class Model:
         ``Model.from_config``."""
         object.__setattr__(self, "_impl", impl)
         object.__setattr__(self, "_source", source)
-        # The arguments HF's get_rope_index of this family takes after the grids, in order, so
+        # The arguments HF's get_rope_index of this family takes after input_ids, in order, so
         # that HF's positional calls (Qwen2VLModel.forward passes attention_mask 4th) work.
+        # transformers >= 5.3 (the hf_v5 convention) puts mm_token_type_ids second.
+        grids = ("image_grid_thw", "video_grid_thw")
+        if impl.convention == "hf_v5":
+            grids = ("mm_token_type_ids",) + grids
         if impl.has_audio:
-            positional = ("attention_mask", "use_audio_in_video", "audio_seqlens",
-                          "second_per_grids")
+            positional = grids + ("attention_mask", "use_audio_in_video", "audio_seqlens",
+                                  "second_per_grids")
         elif impl.reads_second_per_grid_ts:
-            positional = ("second_per_grid_ts", "attention_mask")
+            positional = grids + ("second_per_grid_ts", "attention_mask")
         else:
-            positional = ("attention_mask",)
+            positional = grids + ("attention_mask",)
         object.__setattr__(self, "_positional", positional)
 
     def __setattr__(self, name, value):
@@ -86,27 +90,29 @@ class Model:
     float_positions = property(lambda self: self._impl.float_positions,
                                doc="True when positions are float32 (Qwen3-Omni), else int64.")
     convention = property(lambda self: self._impl.convention,
-                          doc="'hf' (transformers' batching) or 'vllm' (per request).")
+                          doc="'hf_v4', 'hf_v5_2', 'hf_v5' (transformers' batching) or 'vllm'.")
 
     def __repr__(self):
         return f"mrope.Model({self.name!r}, family={self.family!r})"
 
-    def _options(self, args, kwargs):
-        """The arguments after the grids by name (the extension reads HF's and mrope's names
-        and refuses others): HF's positional order resolved, torch tensors as numpy."""
+    def _arguments(self, args, kwargs):
+        """(image_grid_thw, video_grid_thw, the other arguments by name): HF's positional order
+        resolved (the extension reads HF's and mrope's names and refuses others), torch tensors
+        as numpy."""
         if len(args) > len(self._positional):
             raise TypeError(f"too many positional arguments: {self.family} takes "
-                            f"{', '.join(self._positional)} after the grids")
+                            f"{', '.join(self._positional)} after input_ids")
         for name, value in zip(self._positional, args):
             if name in kwargs:
                 raise TypeError(f"got multiple values for argument '{name}'")
             kwargs[name] = value
+        images = kwargs.pop("image_grid_thw", None)
+        videos = kwargs.pop("video_grid_thw", None)
         if _tensors.torch_loaded():
             kwargs = {name: _tensors.to_host(value) for name, value in kwargs.items()}
-        return kwargs
+        return images, videos, kwargs
 
-    def get_rope_index(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args,
-                       **kwargs):
+    def get_rope_index(self, input_ids, *args, **kwargs):
         """HF's ``get_rope_index``: ``(position_ids [3, B, L], mrope_position_deltas [B, 1])``.
 
         A drop-in for ``Qwen2VLModel.get_rope_index`` and the other families' (same arguments,
@@ -115,38 +121,37 @@ class Model:
 
         Args:
             input_ids: [B, L] token ids.
-            image_grid_thw, video_grid_thw: [N, 3] (t, h, w) of the batch's images / videos.
-            *args: the family's further HF arguments in HF's order (attention_mask; Qwen2.5-VL:
-                second_per_grid_ts, attention_mask; Omni: attention_mask, use_audio_in_video,
-                audio_seqlens, second_per_grids).
-            **kwargs: ``attention_mask`` ([B, L] of 0/1), ``second_per_grid_ts``
-                (Qwen2.5-VL), Omni: ``use_audio_in_video``, ``audio_seqlens`` or
-                ``audio_feature_lengths`` (mel frames per clip), ``video_second_per_grid`` or
-                ``second_per_grids``.
+            *args: HF's further arguments in the order of the model's convention:
+                ``image_grid_thw, video_grid_thw`` ([N, 3] (t, h, w) of the batch's images /
+                videos), then attention_mask (Qwen2.5-VL: second_per_grid_ts, attention_mask;
+                Omni: attention_mask, use_audio_in_video, audio_seqlens, second_per_grids).
+                Under ``hf_v5`` (transformers >= 5.3) ``mm_token_type_ids`` comes first:
+                ``(input_ids, mm_token_type_ids, image_grid_thw, video_grid_thw, ...)``.
+            **kwargs: any of those by name, and ``mm_token_type_ids`` ([B, L]: 0 text, 1 image,
+                2 video; blocks are then its runs, checked against the ids; ``hf_v5`` and
+                ERNIE need it), ``images_per_sample`` (GLM-Image), ``audio_feature_lengths``
+                (= ``audio_seqlens``), ``video_second_per_grid`` (= ``second_per_grids``).
 
         Raises:
             ValueError: bad input, with mrope's message (row, token index, value).
         """
-        torch_loaded = _tensors.torch_loaded()
-        if args or torch_loaded:
-            kwargs = self._options(args, kwargs)
-        if not torch_loaded:  # numpy or lists: nothing to convert on this side
-            return self._impl.get_rope_index(input_ids, image_grid_thw, video_grid_thw, kwargs)
-        positions, deltas = self._impl.get_rope_index(
-            *_host((input_ids, image_grid_thw, video_grid_thw)), kwargs)
+        images, videos, kwargs = self._arguments(args, kwargs)
+        if not _tensors.torch_loaded():  # numpy or lists: nothing to convert on this side
+            return self._impl.get_rope_index(input_ids, images, videos, kwargs)
+        positions, deltas = self._impl.get_rope_index(*_host((input_ids, images, videos)),
+                                                      kwargs)
         tensor = _tensors.first_tensor(input_ids)
         return _tensors.like(positions, tensor), _tensors.like(deltas, tensor)
 
-    def plan(self, input_ids, image_grid_thw=None, video_grid_thw=None, *args, **kwargs):
+    def plan(self, input_ids, *args, **kwargs):
         """Plans a batch (arguments as ``get_rope_index``) and returns an ``mrope.Plan``.
 
         A plan gives windows (``plan.positions(begin, end)``), decode positions
         (``plan.decode_positions(steps)``) and cos/sin (``plan.cos_sin(begin, end)``) as numpy
         arrays without planning again, e.g. for chunked prefill.
         """
-        if args or _tensors.torch_loaded():
-            kwargs = self._options(args, kwargs)
-        return self._impl.plan(*_host((input_ids, image_grid_thw, video_grid_thw)), kwargs)
+        images, videos, kwargs = self._arguments(args, kwargs)
+        return self._impl.plan(*_host((input_ids, images, videos)), kwargs)
 
     def get_mrope_input_positions(self, input_tokens, image_grid_thw=None, video_grid_thw=None,
                                   second_per_grid_ts=None, context_len=0, seq_len=None,

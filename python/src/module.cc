@@ -19,7 +19,7 @@
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
 #include "mrope/positions/model_config.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "pybind11/numpy.h"
@@ -49,6 +49,8 @@ struct PromptOptions {
   py::handle video_second_per_grid;
   py::handle audio_feature_lengths;
   py::handle use_audio_in_video;
+  py::handle mm_token_type_ids;
+  py::handle images_per_sample;
 };
 
 struct OptionName {
@@ -63,6 +65,8 @@ constexpr OptionName kOptionNames[] = {
     {"video_second_per_grid", &PromptOptions::video_second_per_grid},
     {"audio_feature_lengths", &PromptOptions::audio_feature_lengths},
     {"use_audio_in_video", &PromptOptions::use_audio_in_video},
+    {"mm_token_type_ids", &PromptOptions::mm_token_type_ids},
+    {"images_per_sample", &PromptOptions::images_per_sample},
     {"second_per_grids", &PromptOptions::video_second_per_grid},
     {"audio_seqlens", &PromptOptions::audio_feature_lengths},
 };
@@ -103,9 +107,23 @@ PromptOptions ReadOptions(const py::dict& options) {
 // in use.
 struct BatchInput {
   py::array_t<int64_t> input_ids;
-  py::array_t<int64_t> attention_mask;  // empty when not given
+  py::array_t<int64_t> attention_mask;     // empty when not given
+  py::array_t<int64_t> mm_token_type_ids;  // empty when not given
   Prompt prompt;
 };
+
+// An optional [B, L] argument shaped as input_ids, held in `array`; its values as a span.
+absl::Span<const int64_t> ReadRowsLikeIds(py::handle given, const char* name,
+                                          const PromptBatch& batch, py::array_t<int64_t>& array) {
+  if (given.is_none()) return {};
+  array = ReadInt64Array(given, name);
+  if (array.ndim() != 2 || array.shape(0) != batch.batch_size ||
+      array.shape(1) != batch.seq_len) {
+    throw py::value_error(absl::StrCat(name, ": expected the shape of input_ids [",
+                                       batch.batch_size, ", ", batch.seq_len, "]"));
+  }
+  return absl::MakeConstSpan(array.data(), array.size());
+}
 
 BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
                      const py::dict& options) {
@@ -120,16 +138,10 @@ BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle
   batch.batch_size = in.input_ids.shape(0);
   batch.seq_len = in.input_ids.shape(1);
   batch.input_ids = absl::MakeConstSpan(in.input_ids.data(), in.input_ids.size());
-  if (!given.attention_mask.is_none()) {
-    in.attention_mask = ReadInt64Array(given.attention_mask, "attention_mask");
-    if (in.attention_mask.ndim() != 2 || in.attention_mask.shape(0) != batch.batch_size ||
-        in.attention_mask.shape(1) != batch.seq_len) {
-      throw py::value_error(absl::StrCat("attention_mask: expected the shape of input_ids [",
-                                         batch.batch_size, ", ", batch.seq_len, "]"));
-    }
-    batch.attention_mask =
-        absl::MakeConstSpan(in.attention_mask.data(), in.attention_mask.size());
-  }
+  batch.attention_mask =
+      ReadRowsLikeIds(given.attention_mask, "attention_mask", batch, in.attention_mask);
+  batch.mm_token_type_ids =
+      ReadRowsLikeIds(given.mm_token_type_ids, "mm_token_type_ids", batch, in.mm_token_type_ids);
   MediaInputs& media = batch.media;
   media.image_grid_thw = ReadGrids(image_grid_thw, "image_grid_thw");
   media.video_grid_thw = ReadGrids(video_grid_thw, "video_grid_thw");
@@ -140,6 +152,7 @@ BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle
   const int use_audio_in_video = PyObject_IsTrue(given.use_audio_in_video.ptr());
   if (use_audio_in_video < 0) throw py::error_already_set();
   media.use_audio_in_video = use_audio_in_video == 1;
+  media.images_per_sample = ReadInt64s(given.images_per_sample, "images_per_sample");
   return in;
 }
 
@@ -290,7 +303,9 @@ class Model {
       absl::StatusOr<PositionResult<Out>> computed;
       {
         py::gil_scoped_release release;
-        computed = service_->Compute<Out>(in.prompt, OutputOptions());
+        OutputOptions options;
+        options.rope_index_padding = true;  // get_rope_index's own padding
+        computed = service_->Compute<Out>(in.prompt, options);
       }
       PositionResult<Out> result = ValueOrThrow(std::move(computed));
       const auto rows = static_cast<py::ssize_t>(result.mrope_position_deltas.size());
@@ -325,7 +340,9 @@ constexpr char kPromptArgsDoc[] =
     "(absent ones are None): attention_mask ([B, L] of 0/1), second_per_grid_ts (Qwen2.5-VL) "
     "or video_second_per_grid (HF: second_per_grids; Omni): one float per video, "
     "audio_feature_lengths (HF: audio_seqlens; Omni): mel frames per audio clip, "
-    "use_audio_in_video (Omni). Unknown names raise TypeError.";
+    "use_audio_in_video (Omni), mm_token_type_ids ([B, L] of 0 text, 1 image, 2 video: blocks "
+    "from its runs), images_per_sample (GLM-Image: grids per row). Unknown names raise "
+    "TypeError.";
 
 void DefineModule(py::module_& m) {
   m.doc() = "mrope's C++ position service over numpy arrays (use the `mrope` package).";
@@ -379,7 +396,7 @@ void DefineModule(py::module_& m) {
       .def_property_readonly(
           "family",
           [](const Model& model) {
-            return std::string(ModelFamilyName(model.spec().positions.family));
+            return std::string(model.spec().positions.rules->name);
           })
       .def_property_readonly("float_positions", &Model::float_positions,
                              "True when positions are float32 (Qwen3-Omni), else int64.")
@@ -391,7 +408,7 @@ void DefineModule(py::module_& m) {
       .def_property_readonly(
           "convention",
           [](const Model& model) {
-            return model.policy().convention == Convention::kVllm ? "vllm" : "hf";
+            return std::string(ConventionRulesOf(model.policy().convention).name);
           })
       .def_property_readonly(
           "config_file",

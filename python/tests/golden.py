@@ -36,6 +36,23 @@ def position_dtype(case):
 
 
 def media_kwargs(case):
-    """The case's inputs other than input_ids and the grids, as get_rope_index keywords."""
-    skip = ("input_ids", "image_grid_thw", "video_grid_thw")
+    """The case's inputs other than input_ids and the grids, as get_rope_index keywords
+    (video_timestamps is informational: its text is in the prompt)."""
+    skip = ("input_ids", "image_grid_thw", "video_grid_thw", "video_timestamps")
     return {k: v for k, v in case["inputs"].items() if k not in skip and v is not None}
+
+
+def rope_index_positions(case):
+    """get_rope_index's first return: rope_index_position_ids where it differs from what
+    generate() prefills (GLM's and ERNIE's text-only batches under v5.2.0)."""
+    outputs = case["outputs"]
+    return outputs.get("rope_index_position_ids", outputs["position_ids"])
+
+
+def stored_deltas_key(case):
+    """The outputs field holding what generate() stored (Plan.rope_deltas)."""
+    outputs = case["outputs"]
+    for key in ("rope_deltas", "rope_deltas_thinker"):
+        if key in outputs:
+            return key
+    return "mrope_position_deltas"

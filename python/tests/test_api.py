@@ -56,6 +56,38 @@ def test_hf_positional_order_follows_the_family():
         np.testing.assert_array_equal(positions[:, 0], expected)
 
 
+def test_hf_v5_positional_order_puts_token_types_second():
+    # transformers >= 5.3: get_rope_index(input_ids, mm_token_type_ids, image_grid_thw,
+    # video_grid_thw, [second_per_grid_ts,] attention_mask).
+    case = next(c for _, c in golden.load_cases() if c["model"] == "qwen2_5_vl_hf_v5"
+                and c["inputs"].get("video_grid_thw"))
+    model = golden.model_for(case)
+    assert model.convention == "hf_v5"
+    inputs = case["inputs"]
+    positions, deltas = model.get_rope_index(
+        inputs["input_ids"], inputs["mm_token_type_ids"], inputs.get("image_grid_thw"),
+        inputs["video_grid_thw"], inputs.get("second_per_grid_ts"), inputs["attention_mask"])
+    np.testing.assert_array_equal(positions, case["outputs"]["position_ids"])
+    np.testing.assert_array_equal(deltas.ravel(), case["outputs"]["mrope_position_deltas"])
+    with pytest.raises(ValueError, match="mm_token_type_ids is required"):
+        model.get_rope_index(inputs["input_ids"], image_grid_thw=inputs.get("image_grid_thw"),
+                             video_grid_thw=inputs["video_grid_thw"])
+
+
+def test_token_types_disagreeing_with_the_ids_name_row_and_index():
+    model = mrope.Model.from_config("qwen2_vl")
+    ids = [[11, 151652, 151655, 151655, 151655, 151655, 151653]]
+    types = [[0, 0, 1, 1, 1, 1, 0]]
+    positions, _ = model.get_rope_index(ids, [[1, 4, 4]], mm_token_type_ids=types)
+    np.testing.assert_array_equal(positions[:, 0], model.get_rope_index(ids, [[1, 4, 4]])[0][:, 0])
+    with pytest.raises(ValueError, match="row 0, token 6: mm_token_type_ids is 1 .image. but "
+                                         "the token is 151653"):
+        model.get_rope_index(ids, [[1, 4, 4]], mm_token_type_ids=[[0, 0, 1, 1, 1, 1, 1]])
+    with pytest.raises(ValueError, match="row 0, token 2: token 151655 is an image token but "
+                                         "mm_token_type_ids is 0 there"):
+        model.get_rope_index(ids, [[1, 4, 4]], mm_token_type_ids=[[0, 0, 0, 1, 1, 1, 0]])
+
+
 def test_omni_argument_spellings_agree():
     model = mrope.Model.from_config("qwen2_5_omni")
     case = next(c for _, c in golden.load_cases()
@@ -135,9 +167,9 @@ def test_bad_input_raises_value_error_with_mrope_message(call, message):
 
 def test_presets_lists_every_loadable_preset():
     presets = mrope.presets()
-    assert presets[:2] == ["qwen2_vl", "qwen2_5_vl"]  # the family table's order
+    assert presets[:2] == ["qwen2_vl", "qwen2_vl_hf_v5_2"]  # the family table's order
     assert {"qwen2_5_vl_hf", "qwen2_5_vl_vllm", "qwen3_vl", "qwen2_5_omni", "qwen3_omni",
-            "glm4v", "glm4v_moe"} <= set(presets)
+            "glm4v", "glm4v_moe", "qwen3_5", "glm46v", "ernie4_5_vl_moe"} <= set(presets)
     assert len(set(presets)) == len(presets)
     for name in presets:
         assert mrope.Model.from_config(name).name == name

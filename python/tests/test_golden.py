@@ -30,12 +30,13 @@ def test_get_rope_index(case):
     batch, length = case["batch_size"], case["seq_len"]
 
     positions, deltas = model.get_rope_index(
-        np.array(inputs["input_ids"], dtype=np.int64), inputs.get("image_grid_thw"),
-        inputs.get("video_grid_thw"), **golden.media_kwargs(case))
+        np.array(inputs["input_ids"], dtype=np.int64), image_grid_thw=inputs.get("image_grid_thw"),
+        video_grid_thw=inputs.get("video_grid_thw"), **golden.media_kwargs(case))
 
     assert positions.dtype == dtype and deltas.dtype == dtype
     assert positions.shape == (3, batch, length) and deltas.shape == (batch, 1)
-    np.testing.assert_array_equal(positions, np.array(outputs["position_ids"], dtype=dtype))
+    np.testing.assert_array_equal(positions,
+                                  np.array(golden.rope_index_positions(case), dtype=dtype))
     np.testing.assert_array_equal(
         deltas, np.array(outputs["mrope_position_deltas"], dtype=dtype).reshape(batch, 1))
 
@@ -45,13 +46,16 @@ def test_plan_decode_positions(case):
     model = golden.model_for(case)
     inputs = case["inputs"]
     dtype = golden.position_dtype(case)
-    plan = model.plan(inputs["input_ids"], inputs.get("image_grid_thw"),
-                      inputs.get("video_grid_thw"), **golden.media_kwargs(case))
+    outputs = case["outputs"]
+    plan = model.plan(inputs["input_ids"], image_grid_thw=inputs.get("image_grid_thw"),
+                      video_grid_thw=inputs.get("video_grid_thw"), **golden.media_kwargs(case))
+    np.testing.assert_array_equal(
+        plan.rope_deltas.ravel(), np.array(outputs[golden.stored_deltas_key(case)], dtype=dtype))
+    if "decode_position_ids" not in outputs:  # the *_hf_v5 folders
+        return
     decode = plan.decode_positions(3)
     assert decode.dtype == dtype
-    np.testing.assert_array_equal(
-        decode, np.array(case["outputs"]["decode_position_ids"], dtype=dtype))
-    if "rope_deltas_thinker" in case["outputs"]:
-        np.testing.assert_array_equal(
-            plan.rope_deltas.ravel(),
-            np.array(case["outputs"]["rope_deltas_thinker"], dtype=dtype))
+    np.testing.assert_array_equal(decode, np.array(outputs["decode_position_ids"], dtype=dtype))
+    if "decode_position_table" in outputs:  # GLM-Image: every step, rows padded to the longest
+        table = np.array(outputs["decode_position_table"], dtype=dtype)
+        np.testing.assert_array_equal(plan.decode_positions(table.shape[2]), table)

@@ -20,8 +20,8 @@ def test_shared_models_across_threads():
     def run(case):
         inputs = case["inputs"]
         return models[case["model"]].get_rope_index(
-            inputs["input_ids"], inputs.get("image_grid_thw"), inputs.get("video_grid_thw"),
-            **golden.media_kwargs(case))
+            inputs["input_ids"], image_grid_thw=inputs.get("image_grid_thw"),
+            video_grid_thw=inputs.get("video_grid_thw"), **golden.media_kwargs(case))
 
     expected = [run(c) for c in cases]
     with ThreadPoolExecutor(max_workers=8) as pool:

@@ -18,16 +18,17 @@ class HfStyleModel:
 
     def position_ids(self, input_ids, image_grid_thw, video_grid_thw, attention_mask,
                      **media):
-        # As Qwen2_5_VLModel.forward calls it (positional orders: test_api.py).
-        return self.get_rope_index(input_ids, image_grid_thw, video_grid_thw,
-                                   attention_mask=attention_mask, **media)
+        # As Qwen2_5_VLModel.forward calls it, by keyword (positional orders: test_api.py).
+        return self.get_rope_index(input_ids, image_grid_thw=image_grid_thw,
+                                   video_grid_thw=video_grid_thw, attention_mask=attention_mask,
+                                   **media)
 
 
 def as_tensor(value, dtype):
     return None if value is None else torch.tensor(value, dtype=dtype)
 
 
-HF_CASES = [(i, c) for i, c in CASES if golden.model_for(c).convention == "hf"]
+HF_CASES = [(i, c) for i, c in CASES if golden.model_for(c).convention != "vllm"]
 
 
 @pytest.mark.parametrize("case", [c for _, c in HF_CASES], ids=[i for i, _ in HF_CASES])
@@ -43,6 +44,8 @@ def test_patched_get_rope_index_gives_hf_tensors(case, monkeypatch):
             media[seconds] = as_tensor(media[seconds], torch.float32)  # as processors give it
     if "audio_feature_lengths" in media:  # HF's name and type
         media["audio_seqlens"] = as_tensor(media.pop("audio_feature_lengths"), torch.int64)
+    if "mm_token_type_ids" in media:
+        media["mm_token_type_ids"] = as_tensor(media["mm_token_type_ids"], torch.int64)
 
     position_ids, deltas = HfStyleModel().position_ids(
         as_tensor(inputs["input_ids"], torch.int64),
@@ -52,6 +55,7 @@ def test_patched_get_rope_index_gives_hf_tensors(case, monkeypatch):
 
     dtype = torch.float32 if golden.position_dtype(case) == np.float32 else torch.int64
     assert isinstance(position_ids, torch.Tensor) and isinstance(deltas, torch.Tensor)
-    assert torch.equal(position_ids, torch.tensor(outputs["position_ids"], dtype=dtype))
+    assert torch.equal(position_ids,
+                       torch.tensor(golden.rope_index_positions(case), dtype=dtype))
     assert torch.equal(deltas,
                        torch.tensor(outputs["mrope_position_deltas"], dtype=dtype).unsqueeze(1))

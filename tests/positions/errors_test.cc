@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/batch.h"
 #include "tests/testing/positions_testing.h"
 
@@ -188,8 +189,8 @@ TEST(Errors, UnknownModelFamily) {
               HasSubstr("unknown model family 'qwen4_vl'; known: qwen2_vl, qwen2_5_vl, "
                         "qwen3_vl, qwen2_5_omni, qwen3_omni, glm4v, glm4v_moe"));
   EXPECT_THAT(Message(PresetConfig("llava").status()),
-              HasSubstr("unknown preset 'llava'; known: qwen2_vl, qwen2_5_vl, qwen2_5_vl_hf, "
-                        "qwen2_5_vl_vllm, qwen3_vl"));
+              HasSubstr("unknown preset 'llava'; known: qwen2_vl, qwen2_vl_hf_v5_2, "
+                        "qwen2_vl_hf_v5, qwen2_vl_vllm, qwen2_5_vl, qwen2_5_vl_hf, "));
 }
 
 TEST(Errors, OmniBlocksMustBeClosed) {
@@ -216,6 +217,58 @@ TEST(Errors, Int32OutputRefusesValuesThatDoNotFit) {
   std::vector<int64_t> t64(1), h64(1), w64(1);
   ASSERT_TRUE(roomy->Fill<int64_t>(far, far + 1, {t64.data(), h64.data(), w64.data()}).ok());
   EXPECT_EQ(t64[0], far);
+}
+
+// transformers 5.x token types: hf_v5 needs them, and every run must agree with the ids.
+TEST(Errors, TokenTypesRequiredAndCheckedAgainstTheIds) {
+  TestBatch batch = OneRow(ImageBlock(4));  // <vs> 4 x image <ve>
+  batch.media.image_grid_thw = {{1, 4, 4}};
+  EXPECT_THAT(Plan("qwen2_vl_hf_v5", batch),
+              HasSubstr("mm_token_type_ids is required: qwen2_vl under hf_v5 finds blocks from "
+                        "it"));
+  batch.mm_token_type_ids = {0, 1, 1, 1, 1, 1};
+  EXPECT_THAT(Plan("qwen2_vl_hf_v5", batch),
+              HasSubstr("row 0, token 5: mm_token_type_ids is 1 (image) but the token is 151653, "
+                        "not image_token_id 151655"));
+  batch.mm_token_type_ids = {0, 0, 1, 1, 1, 0};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("row 0, token 1: token 151655 is an image token but mm_token_type_ids "
+                        "is 0 there"));
+  batch.mm_token_type_ids = {0, 3, 3, 3, 3, 0};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("row 0, token 1: mm_token_type_ids value 3 must be 0 (text), 1 (image) "
+                        "or 2 (video)"));
+  batch.mm_token_type_ids = {0, 1, 1, 1};
+  EXPECT_THAT(Plan("qwen2_vl", batch),
+              HasSubstr("mm_token_type_ids has 4 entries, expected the shape of input_ids "
+                        "[1][6]"));
+  batch.mm_token_type_ids = {0, 1, 1, 1, 1, 0};
+  EXPECT_EQ(Plan("qwen2_vl_hf_v5", batch), "");
+}
+
+// GLM-Image: images_per_sample covers image_grid_thw, a row has no more sources than it counts,
+// and only GLM-Image reads it.
+TEST(Errors, GlmImageTargets) {
+  constexpr int64_t kGlmImage = 167855;
+  TestBatch batch = OneRow({16384, kGlmImage, kGlmImage, 16385, kText, 16384});
+  batch.media.image_grid_thw = {{1, 1, 2}, {1, 4, 4}};
+  EXPECT_THAT(Plan("glm_image", batch),
+              HasSubstr("images_per_sample has 0 entries, expected one per row (1)"));
+  batch.media.images_per_sample = {1};
+  EXPECT_THAT(Plan("glm_image", batch),
+              HasSubstr("images_per_sample sums to 1 but image_grid_thw has 2 entries"));
+  batch.media.images_per_sample = {2};
+  EXPECT_EQ(Plan("glm_image", batch), "");
+  batch.media.image_grid_thw = {{1, 1, 2}};
+  batch.media.images_per_sample = {1};
+  EXPECT_EQ(Plan("glm_image", batch), "");  // no target: the decode table is its end position
+  batch.media.images_per_sample = {0};
+  EXPECT_THAT(Plan("glm_image", batch),
+              HasSubstr("images_per_sample sums to 0 but image_grid_thw has 1 entries"));
+  TestBatch qwen = OneRow({kText});
+  qwen.media.images_per_sample = {0};
+  EXPECT_THAT(Plan("qwen2_vl", qwen),
+              HasSubstr("images_per_sample is read by GLM-Image only (its generation targets)"));
 }
 
 }  // namespace

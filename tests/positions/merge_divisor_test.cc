@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"

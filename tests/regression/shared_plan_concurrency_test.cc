@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/model_config.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
 
@@ -22,15 +22,17 @@ namespace {
 constexpr int kThreads = 8;
 constexpr int64_t kWindow = 37;
 
-// Three sequences with every block kind the family has.
+// Three sequences with every block kind the family has (video t a multiple of the temporal
+// merge).
 std::vector<std::vector<Span>> Sequences(const ModelConfig& config) {
   const bool omni = PolicyFor(config).has_audio;
   const bool frames = PolicyFor(config).video_frames_as_blocks;
+  const int64_t merge = config.temporal_merge_size;
   std::vector<std::vector<Span>> sequences = {
       {Span::Text(11), Span::Image({1, 8, 12}), Span::Text(5),
-       Span::Video({frames ? 1 : 4, 6, 4}, 0.5f), Span::Text(3)},
+       Span::Video({frames ? 1 : 4 * merge, 6, 4}, 0.5f), Span::Text(3)},
       {Span::Image({1, 4, 4}), Span::Text(40)},
-      {Span::Text(2), Span::Video({frames ? 1 : 3, 2, 8}, 2.0f), Span::Text(7)},
+      {Span::Text(2), Span::Video({frames ? 1 : 3 * merge, 2, 8}, 2.0f), Span::Text(7)},
   };
   if (omni) {
     sequences[1].push_back(Span::Audio(25));

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/model/model_family.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/cos_sin_table.h"
 #include "mrope/rotary/rope_math.h"
@@ -30,11 +31,11 @@ namespace {
 using ::mrope::testing::RotaryGoldenCases;
 using ::mrope::testing::UlpDistance;
 
-// One rotary golden case: the model and inputs (RotaryCase), HF's outputs, and for the GLM
-// cases the name of HF's rotate function. cos/sin have rotary_dim values per token (of which
-// the first rotary_dim / 2 are distinct).
+// One rotary golden case: the model and inputs (RotaryCase, its layout from config.rotate),
+// HF's outputs, and the HF model_type it was taken from. cos/sin have rotary_dim values per
+// token (of which the first rotary_dim / 2 are distinct).
 struct GoldenCase : RotaryCase {
-  std::string rotate;  // "interleaved_pairs" or "half"; empty for the Qwen cases
+  std::string reference_model;
   std::vector<float> inv_freq, cos, sin, q_rot, k_rot;
   std::vector<int64_t> cos_shape;
 };
@@ -50,10 +51,9 @@ absl::StatusOr<GoldenCase> LoadCase(const std::string& path) {
   MROPE_ASSIGN_OR_RETURN(google::protobuf::Value doc, ReadJsonFile(path));
   GoldenCase c;
   MROPE_ASSIGN_OR_RETURN(static_cast<RotaryCase&>(c), ParseRotaryCase(doc));
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* config, GetField(doc, "config", "case"));
-  if (const google::protobuf::Value* rotate = FindField(*config, "rotate"); rotate != nullptr) {
-    MROPE_ASSIGN_OR_RETURN(c.rotate, AsString(*rotate, "config.rotate"));
-  }
+  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* model,
+                         GetField(doc, "reference_model", "case"));
+  MROPE_ASSIGN_OR_RETURN(c.reference_model, AsString(*model, "reference_model"));
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", "case"));
   MROPE_ASSIGN_OR_RETURN(c.inv_freq, Floats(*outputs, "inv_freq"));
   MROPE_ASSIGN_OR_RETURN(c.cos, Floats(*outputs, "cos", &c.cos_shape));
@@ -161,12 +161,12 @@ TEST_P(RotaryGoldenTest, InvFreqBitExact) {
   EXPECT_EQ(MaxUlp(spec_.inv_freq, c_.inv_freq), 0);
 }
 
-// The GLM cases name HF's rotate function; it must be the layout of their model_type.
-TEST_P(RotaryGoldenTest, LayoutMatchesRotate) {
-  if (c_.rotate.empty()) GTEST_SKIP() << "no config.rotate";
-  EXPECT_EQ(c_.layout,
-            c_.rotate == "interleaved_pairs" ? RotaryLayout::kGptj : RotaryLayout::kNeox);
-  EXPECT_TRUE(c_.rotate == "interleaved_pairs" || c_.rotate == "half") << c_.rotate;
+// The layout HF's rotate function gives (config.rotate) is the one the model layer's row of
+// the case's model_type holds for presets and config.json.
+TEST_P(RotaryGoldenTest, LayoutIsTheReferenceModelsRow) {
+  const ModelFamilyInfo* family = FamilyForModelType(c_.reference_model);
+  ASSERT_NE(family, nullptr) << c_.reference_model;
+  EXPECT_EQ(c_.layout, family->rope.layout);
 }
 
 TEST_P(RotaryGoldenTest, CosSinFromPositionIdsWithinTwoUlp) {

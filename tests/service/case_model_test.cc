@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
+#include "mrope/model/model_family.h"
 
 namespace mrope {
 namespace {
@@ -26,7 +27,7 @@ TEST(CaseModelTest, PresetWithTheCaseConfig) {
       "vision_start_token_id": 9, "rope_theta": 10000.0}})"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name, "glm4v_moe");
-  EXPECT_EQ(spec->positions.family, ModelFamily::kGlm4vMoe);
+  EXPECT_EQ(FamilyOf(spec->positions).family, ModelFamily::kGlm4vMoe);
   EXPECT_EQ(spec->positions.tokens.image, 7);
   EXPECT_EQ(spec->positions.tokens.vision_start, 8);  // GLM's image_start; vision_start unread
   EXPECT_EQ(spec->positions.tokens.video, 151364);    // the preset's

@@ -34,7 +34,7 @@ std::string Explain(const std::string& model, const std::string& file) {
 // video ends at 64, <vision_end> at 65, text 66..68, delta +45, decode at 69.
 TEST(ExplainTest, Qwen2_5VlVideoTimeSteps) {
   const std::string table = Explain("qwen2_5_vl", "case_026.json");
-  EXPECT_THAT(table, HasSubstr("qwen2_5_vl (video t = k * trunc(s/grid) * 2 for temporal grid k)"));
+  EXPECT_THAT(table, HasSubstr("qwen2_5_vl under hf_v4 (video t = k * trunc(s/grid) * 2 for temporal grid k)"));
   EXPECT_THAT(table, HasSubstr("row 0: 24 tokens, max position 68, mrope_position_delta 45, "
                                "generation continues at 69"));
   EXPECT_THAT(table, ContainsRegex("1 +video +3\\.\\.20 +16x2x2 +16x1x1 +2\\.5 +4\\.\\.64 +4 +4 +66"));
@@ -70,13 +70,31 @@ TEST(ExplainTest, FloatPositions) {
 // `C4 T26 Vopen2x28x8@ts0,1`: ends at (49, 62, 52), decodes at 63).
 TEST(ExplainTest, GlmVideoFrames) {
   const std::string table = Explain("glm4v", "case_029.json");
-  EXPECT_THAT(table, HasSubstr("glm4v (each video frame is a block at t = its start; time shows "
-                               "only as text between frames)"));
+  EXPECT_THAT(table, HasSubstr("glm4v under hf_v4 (each video frame is a block at t = its start; "
+                               "time shows only as text between frames)"));
   EXPECT_THAT(table, ContainsRegex("1 +video frame +31\\.\\.88 +1x28x8 +1x14x4 +- +32 +"
                                    "32\\.\\.45 +32\\.\\.35 +47"));
   EXPECT_THAT(table, ContainsRegex("3 +video frame \\(open\\) +90\\.\\.146 .* 49 +49\\.\\.62 +"
                                    "49\\.\\.52 +63"));
   EXPECT_THAT(table, HasSubstr("generation continues at 63"));
+}
+
+// transformers v5.2.0 on `T4 Iopen1x24x10` (tests/golden/README.md, qwen2_vl_hf_v5_2): the
+// prompt ends at (5, 16, 9), generation continues per axis, and the delta -48 is clamped.
+TEST(ExplainTest, V5_2DecodesPerAxisAndClampsQwen2VlDeltas) {
+  const std::string table = Explain("qwen2_vl_hf_v5_2", "case_065.json");
+  EXPECT_THAT(table, HasSubstr("qwen2_vl under hf_v5_2: 1 row of 65 columns"));
+  EXPECT_THAT(table, HasSubstr(
+                         "mrope_position_delta 0, generation continues at (6, 17, 10) (t, h, w); "
+                         "the prompt ends inside a block: hf_v4 and vllm continue at 17 on all "
+                         "axes; the delta -48 is clamped at 0 (transformers v5.2.0; hf_v4 keeps "
+                         "it)"));
+}
+
+// GLM-Image's decode follows its target grids (`T13 t2i1344x768->42x24+21x12`).
+TEST(ExplainTest, GlmImageTargetTable) {
+  const std::string table = Explain("glm_image", "case_009.json");
+  EXPECT_THAT(table, HasSubstr("generation continues at the table of 2 target grid(s) from 24"));
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
-#include "mrope/positions/model_family.h"
+#include "mrope/model/model_family.h"
 #include "mrope/service/textproto.h"
 
 namespace mrope {
@@ -65,7 +65,7 @@ TEST(HfConfigTest, Qwen2Vl) {
   auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen2-VL-7B-Instruct.json"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name, "qwen2_vl");
-  EXPECT_EQ(spec->positions.family, ModelFamily::kQwen2Vl);
+  EXPECT_EQ(FamilyOf(spec->positions).family, ModelFamily::kQwen2Vl);
   ExpectQwenVisionIds(spec->positions);
   // head_dim = hidden_size / num_attention_heads = 3584 / 28.
   ExpectRope(*spec, 1e6, {16, 24, 24}, false);
@@ -74,18 +74,18 @@ TEST(HfConfigTest, Qwen2Vl) {
 TEST(HfConfigTest, Qwen2_5Vl) {
   auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen2.5-VL-7B-Instruct.json"));
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->positions.family, ModelFamily::kQwen2_5Vl);
+  EXPECT_EQ(FamilyOf(spec->positions).family, ModelFamily::kQwen2_5Vl);
   ExpectQwenVisionIds(spec->positions);
   EXPECT_EQ(spec->positions.tokens_per_second, 2);
   EXPECT_EQ(spec->positions.video_time_rounding, VideoTimeRounding::kScaleThenTruncate);
-  EXPECT_EQ(spec->positions.convention, Convention::kHfTransformers);
+  EXPECT_EQ(spec->positions.convention, Convention::kHfV4);
   ExpectRope(*spec, 1e6, {16, 24, 24}, false);
 }
 
 TEST(HfConfigTest, Qwen3Vl) {
   auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen3-VL-8B-Instruct.json"));
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->positions.family, ModelFamily::kQwen3Vl);
+  EXPECT_EQ(FamilyOf(spec->positions).family, ModelFamily::kQwen3Vl);
   ExpectQwenVisionIds(spec->positions);
   ExpectRope(*spec, 5e6, {24, 20, 20}, true);
 }
@@ -94,7 +94,7 @@ TEST(HfConfigTest, Qwen2_5Omni) {
   auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen2.5-Omni-7B.json"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   const ModelConfig& c = spec->positions;
-  EXPECT_EQ(c.family, ModelFamily::kQwen2_5Omni);
+  EXPECT_EQ(FamilyOf(c).family, ModelFamily::kQwen2_5Omni);
   ExpectQwenVisionIds(c);  // image/video from *_token_index
   EXPECT_EQ(c.tokens.audio, 151646);
   EXPECT_EQ(c.tokens.audio_start, 151647);
@@ -108,7 +108,7 @@ TEST(HfConfigTest, Qwen3Omni) {
   auto spec = ModelSpecFromHfConfig(ReadConfig("Qwen3-Omni-30B-A3B-Instruct.json"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   const ModelConfig& c = spec->positions;
-  EXPECT_EQ(c.family, ModelFamily::kQwen3Omni);
+  EXPECT_EQ(FamilyOf(c).family, ModelFamily::kQwen3Omni);
   ExpectQwenVisionIds(c);
   EXPECT_EQ(c.tokens.audio, 151675);
   EXPECT_EQ(c.tokens.audio_start, 151669);
@@ -134,7 +134,7 @@ TEST(HfConfigTest, MatchesPresets) {
     ASSERT_TRUE(preset.ok()) << preset.status();
     const ModelConfig& a = spec->positions;
     const ModelConfig& b = preset->positions;
-    EXPECT_EQ(a.family, b.family);
+    EXPECT_EQ(a.rules, b.rules);
     EXPECT_EQ(a.tokens.image, b.tokens.image);
     EXPECT_EQ(a.tokens.audio, b.tokens.audio);
     EXPECT_EQ(a.tokens.audio_start, b.tokens.audio_start);
@@ -227,7 +227,7 @@ TEST(HfConfigTest, Glm4vAndGlm4vMoe) {
   auto spec = ModelSpecFromHfConfig(*doc);
   ASSERT_TRUE(spec.ok()) << spec.status();
   const ModelConfig& c = spec->positions;
-  EXPECT_EQ(c.family, ModelFamily::kGlm4v);
+  EXPECT_EQ(FamilyOf(c).family, ModelFamily::kGlm4v);
   EXPECT_EQ(c.tokens.image, 151343);
   EXPECT_EQ(c.tokens.video, 151344);
   EXPECT_EQ(c.tokens.vision_start, 151339);
@@ -247,7 +247,7 @@ TEST(HfConfigTest, Glm4vAndGlm4vMoe) {
   fields["video_token_id"].set_number_value(151364);
   spec = ModelSpecFromHfConfig(*doc);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->positions.family, ModelFamily::kGlm4vMoe);
+  EXPECT_EQ(FamilyOf(spec->positions).family, ModelFamily::kGlm4vMoe);
   auto preset = PresetConfig("glm4v_moe");
   ASSERT_TRUE(preset.ok());
   EXPECT_EQ(spec->positions.tokens.image, preset->tokens.image);
@@ -277,9 +277,14 @@ TEST(HfConfigTest, UnknownModelTypeListsTheTable) {
 
 TEST(PresetTest, EveryPresetHasRotaryParameters) {
   const std::vector<std::string> names = PresetNames();
-  EXPECT_THAT(names, ElementsAre("qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_vllm",
-                                 "qwen3_vl", "qwen2_5_omni", "qwen3_omni", "glm4v",
-                                 "glm4v_moe"));
+  EXPECT_THAT(names,
+              ElementsAre("qwen2_vl", "qwen2_vl_hf_v5_2", "qwen2_vl_hf_v5", "qwen2_vl_vllm",
+                          "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_hf_v5_2", "qwen2_5_vl_hf_v5",
+                          "qwen2_5_vl_vllm", "qwen3_vl", "qwen3_vl_hf_v5_2", "qwen3_vl_hf_v5",
+                          "qwen3_vl_vllm", "qwen2_5_omni", "qwen2_5_omni_hf_v5_2", "qwen3_omni",
+                          "qwen3_omni_hf_v5_2", "glm4v", "glm4v_hf_v5_2", "glm4v_moe",
+                          "glm4v_moe_hf_v5_2", "qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr",
+                          "paddleocr_vl", "ernie4_5_vl_moe", "glm_image"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
@@ -325,6 +330,24 @@ TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
   EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
 }
 
+// HF (0) is the family's reference convention; the named ones must be implemented for it.
+TEST(ProtoTest, Conventions) {
+  const auto convention = [](const std::string& positions) -> absl::StatusOr<Convention> {
+    ModelParams params;
+    EXPECT_TRUE(ParseTextproto("positions { " + positions + " }", "test", params).ok());
+    auto spec = ModelSpecFromProto(params);
+    if (!spec.ok()) return spec.status();
+    return spec->positions.convention;
+  };
+  EXPECT_EQ(convention("family: QWEN2_VL").value(), Convention::kHfV4);
+  EXPECT_EQ(convention("family: GLM_IMAGE").value(), Convention::kHfV5_2);
+  EXPECT_EQ(convention("family: QWEN2_VL convention: HF_V5_2").value(), Convention::kHfV5_2);
+  EXPECT_EQ(convention("family: QWEN3_VL convention: HF_V5").value(), Convention::kHfV5);
+  EXPECT_EQ(convention("family: GLM4V convention: HF_V4").value(), Convention::kHfV4);
+  EXPECT_THAT(std::string(convention("family: GLM46V convention: HF_V4").status().message()),
+              HasSubstr("positions: the hf_v4 convention is not implemented for glm46v"));
+}
+
 // Every family of the table is a proto enum value (its name in upper case).
 TEST(ProtoTest, EveryFamilyHasAnEnumValue) {
   for (const ModelFamilyInfo& row : ModelFamilies()) {
@@ -335,7 +358,7 @@ TEST(ProtoTest, EveryFamilyHasAnEnumValue) {
     params.mutable_positions()->set_family(value);
     auto spec = ModelSpecFromProto(params);
     ASSERT_TRUE(spec.ok()) << spec.status();
-    EXPECT_EQ(spec->positions.family, row.family);
+    EXPECT_EQ(FamilyOf(spec->positions).family, row.family);
   }
 }
 
@@ -361,7 +384,7 @@ TEST(ProtoTest, ErrorsNameTheField) {
 TEST(LoadModelSpecTest, PresetsFilesAndErrors) {
   auto preset = LoadModelSpec("qwen3_vl");
   ASSERT_TRUE(preset.ok()) << preset.status();
-  EXPECT_EQ(preset->positions.family, ModelFamily::kQwen3Vl);
+  EXPECT_EQ(FamilyOf(preset->positions).family, ModelFamily::kQwen3Vl);
 
   const std::string json_path = std::string(kConfigDir) + "Qwen3-VL-8B-Instruct.json";
   auto json = LoadModelSpec(json_path);
@@ -374,14 +397,14 @@ TEST(LoadModelSpecTest, PresetsFilesAndErrors) {
                              std::filesystem::copy_options::overwrite_existing);
   auto directory = LoadModelSpec(checkpoint);
   ASSERT_TRUE(directory.ok()) << directory.status();
-  EXPECT_EQ(directory->positions.family, ModelFamily::kQwen3Vl);
+  EXPECT_EQ(FamilyOf(directory->positions).family, ModelFamily::kQwen3Vl);
 
   const std::string textproto_path = std::string(std::getenv("TEST_TMPDIR")) + "/model.textproto";
   std::ofstream(textproto_path) << "name: \"mine\"\npositions { family: QWEN3_OMNI }\n";
   auto textproto = LoadModelSpec(textproto_path);
   ASSERT_TRUE(textproto.ok()) << textproto.status();
   EXPECT_EQ(textproto->name, "mine");
-  EXPECT_EQ(textproto->positions.family, ModelFamily::kQwen3Omni);
+  EXPECT_EQ(FamilyOf(textproto->positions).family, ModelFamily::kQwen3Omni);
   EXPECT_FALSE(textproto->rope.has_value());
 
   std::ofstream(textproto_path) << "positions { family: QWEN9 }\n";

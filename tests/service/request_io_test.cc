@@ -240,7 +240,7 @@ TEST(RequestIoTest, UnknownKeysAreNamedWithTheAcceptedOnes) {
             "attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts, "
             "video_second_per_grid, audio_feature_lengths, feature_attention_mask, "
             "use_audio_in_video, pixel_values, pixel_values_videos, input_features, "
-            "mm_token_type_ids");
+            "mm_token_type_ids, video_timestamps, images_per_sample");
   auto span = PositionRequestFromJson(R"({"sequences": [{"spans": [{"knd": "TEXT"}]}]})");
   EXPECT_EQ(std::string(span.status().message()),
             "sequences[0].spans[0]: unknown key 'knd'; accepted keys: kind, text_tokens, grid, "

@@ -66,6 +66,13 @@ GoldenCase ReadGoldenCase(const std::string& key, const std::string& file) {
   return out;
 }
 
+std::string StoredDeltasKey(const google::protobuf::Value& outputs) {
+  for (const char* key : {"rope_deltas", "rope_deltas_thinker"}) {
+    if (FindField(outputs, key) != nullptr) return key;
+  }
+  return "mrope_position_deltas";
+}
+
 std::vector<double> OutputValues(const google::protobuf::Value& outputs, const std::string& key,
                                  std::vector<int64_t>* shape) {
   const google::protobuf::Value* v = FindField(outputs, key);

@@ -33,6 +33,11 @@ struct GoldenCase {
 // Reads tests/golden/<key>/<file>; fails the current test on errors.
 GoldenCase ReadGoldenCase(const std::string& key, const std::string& file);
 
+// The field of `outputs` holding what generate() stored, which a response's rope_deltas
+// reports: rope_deltas (the 5.x folders), rope_deltas_thinker (the v4 Omni folders), else
+// mrope_position_deltas (v4.57.6 stores get_rope_index's deltas).
+std::string StoredDeltasKey(const google::protobuf::Value& outputs);
+
 // A field of `outputs`, flattened, with its shape.
 std::vector<double> OutputValues(const google::protobuf::Value& outputs, const std::string& key,
                                  std::vector<int64_t>* shape);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/positions/sequence_positions.h"
@@ -52,8 +53,11 @@ struct TestBatch {
   std::vector<int64_t> input_ids;
   std::vector<int64_t> attention_mask;
   MediaInputs media;
+  std::vector<int64_t> mm_token_type_ids;
 
-  PromptBatch View() const { return {batch_size, seq_len, input_ids, attention_mask, media}; }
+  PromptBatch View() const {
+    return {batch_size, seq_len, input_ids, attention_mask, media, mm_token_type_ids};
+  }
 };
 
 // A batch of one unpadded row of token ids (media lists left for the caller).

@@ -1,0 +1,385 @@
+#include "mrope/model/model_family.h"
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace mrope {
+namespace {
+
+std::vector<TokenKey> QwenVisionKeys() {
+  return {{"image", &SpecialTokens::image},
+          {"video", &SpecialTokens::video},
+          {"vision_start", &SpecialTokens::vision_start},
+          {"vision_end", &SpecialTokens::vision_end}};
+}
+
+std::vector<TokenKey> OmniKeys() {
+  std::vector<TokenKey> keys = QwenVisionKeys();
+  keys.insert(keys.end(), {{"audio", &SpecialTokens::audio},
+                           {"audio_start", &SpecialTokens::audio_start},
+                           {"audio_end", &SpecialTokens::audio_end}});
+  return keys;
+}
+
+// GLM's image_start/image_end bracket every image and every video frame: mrope's vision markers.
+// ERNIE names its ids the same way (its markers are text: blocks come from the type ids).
+std::vector<TokenKey> GlmKeys() {
+  return {{"image", &SpecialTokens::image},
+          {"video", &SpecialTokens::video},
+          {"image_start", &SpecialTokens::vision_start},
+          {"image_end", &SpecialTokens::vision_end},
+          {"video_start", &SpecialTokens::video_start},
+          {"video_end", &SpecialTokens::video_end}};
+}
+
+// image, video, vision_start, vision_end (GLM: image_start, image_end), and optionally GLM's
+// video_start/video_end or an Omni model's audio ids.
+SpecialTokens Tokens(int64_t image, int64_t video, int64_t start, int64_t end) {
+  SpecialTokens t;
+  t.image = image;
+  t.video = video;
+  t.vision_start = start;
+  t.vision_end = end;
+  return t;
+}
+
+// Token ids shared by every Qwen VL checkpoint, plus an Omni model's audio ids.
+SpecialTokens QwenTokens(int64_t audio = -1, int64_t audio_start = -1, int64_t audio_end = -1) {
+  SpecialTokens t = Tokens(151655, 151656, 151652, 151653);
+  t.audio = audio;
+  t.audio_start = audio_start;
+  t.audio_end = audio_end;
+  return t;
+}
+
+SpecialTokens GlmTokens(int64_t image, int64_t video, int64_t image_start, int64_t image_end,
+                        int64_t video_start, int64_t video_end) {
+  SpecialTokens t = Tokens(image, video, image_start, image_end);
+  t.video_start = video_start;
+  t.video_end = video_end;
+  return t;
+}
+
+ModelFamilyInfo Row(ModelFamily family, absl::string_view name, absl::string_view checkpoint,
+                    SpecialTokens tokens) {
+  ModelFamilyInfo row;
+  row.family = family;
+  row.name = name;
+  row.checkpoint = checkpoint;
+  row.rules.name = name;
+  row.rules.token_keys = QwenVisionKeys();
+  row.preset.tokens = tokens;
+  return row;
+}
+
+// The conventions golden-checked for the transformers v4 Qwen-VL families.
+std::vector<Convention> QwenVlConventions() {
+  return {Convention::kHfV4, Convention::kHfV5_2, Convention::kHfV5, Convention::kVllm};
+}
+
+// A family new in transformers 5.x: its reference, and so its preset, is v5.2.0.
+void NewInV5(ModelFamilyInfo& row) {
+  row.rules.conventions = {Convention::kHfV5_2};
+  row.preset.convention = Convention::kHfV5_2;
+  row.rope.sections = SectionSource::kRotaryCode;
+}
+
+// GLM-4.1V's rules (GLM-4.5V, GLM-4.6V and GLM-OCR run the same get_rope_index).
+void GlmRules(ModelFamilyInfo& row) {
+  row.rules.token_keys = GlmKeys();
+  row.rules.policy.video_frames_as_blocks = true;
+  row.rules.policy.video_marking = VideoMarking::kImageTokensInVideoBrackets;
+  row.rules.v5_pad_value = 1;  // Glm4vModel.get_rope_index fills padding with ones
+  row.processor = ProcessorLayout::kGlmVideoBrackets;
+}
+
+// Qwen3-VL's rules: each video frame is a block of its own, after its timestamp text.
+void Qwen3VlRules(ModelFamilyInfo& row) {
+  row.rules.policy.video_frames_as_blocks = true;
+  row.processor = ProcessorLayout::kFramesWithTimestamps;
+}
+
+std::vector<ModelFamilyInfo> BuildTable() {
+  std::vector<ModelFamilyInfo> rows;
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kQwen2Vl, "qwen2_vl", "Qwen/Qwen2-VL-7B-Instruct",
+                            QwenTokens());
+    r.hf_model_types = {{"qwen2_vl", ""}};
+    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
+    r.rules.conventions = QwenVlConventions();
+    r.rules.v5_2_clamps_delta = true;
+    rows.push_back(r);
+  }
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kQwen2_5Vl, "qwen2_5_vl",
+                            "Qwen/Qwen2.5-VL-7B-Instruct", QwenTokens());
+    r.hf_model_types = {{"qwen2_5_vl", ""}};
+    r.preset.tokens_per_second = 2;
+    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
+    r.rules.policy.image_time = TimeIndex::kZero;
+    r.rules.policy.video_time = TimeIndex::kScaleThenTruncate;
+    r.rules.policy.seconds_list = SecondsList::kSecondPerGridTs;
+    r.rules.conventions = QwenVlConventions();
+    r.variants = {{"qwen2_5_vl_hf", VideoTimeRounding::kTruncateIntervalFirst,
+                   Convention::kHfV4}};
+    rows.push_back(r);
+  }
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kQwen3Vl, "qwen3_vl", "Qwen/Qwen3-VL-8B-Instruct",
+                            QwenTokens());
+    r.hf_model_types = {{"qwen3_vl", ""}, {"qwen3_vl_moe", ""}};
+    r.rope = {128, 5e6, {24, 20, 20}, true, 1.0};
+    Qwen3VlRules(r);
+    r.rules.conventions = QwenVlConventions();
+    r.qk_norm = QkNorm::kWeight;
+    rows.push_back(r);
+  }
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kQwen2_5Omni, "qwen2_5_omni", "Qwen/Qwen2.5-Omni-7B",
+                            QwenTokens(151646, 151647, 151648));
+    r.hf_model_types = {{"qwen2_5_omni", "thinker_config"}, {"qwen2_5_omni_thinker", ""}};
+    r.rules.token_keys = OmniKeys();
+    r.preset.position_id_per_seconds = 25;
+    r.preset.seconds_per_chunk = 2;
+    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
+    PositionPolicy& p = r.rules.policy;
+    p.image_time = TimeIndex::kScaledFrame;
+    p.video_time = TimeIndex::kSecondsTruncatedFloat32;
+    p.seconds_list = SecondsList::kVideoSecondPerGrid;
+    p.has_audio = true;
+    p.audio_in_video = AudioInVideoOrder::kChunked;
+    p.audio_in_video_shares_markers = true;
+    p.audio_length = AudioLength::kStrideTwoTwice;
+    p.delta_against_unpadded = true;
+    r.rules.v5_2_keeps_v4_generate = true;
+    r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
+    r.processor = ProcessorLayout::kOmniAudio;
+    rows.push_back(r);
+  }
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kQwen3Omni, "qwen3_omni",
+                            "Qwen/Qwen3-Omni-30B-A3B-Instruct",
+                            QwenTokens(151675, 151669, 151670));
+    r.hf_model_types = {{"qwen3_omni_moe", "thinker_config"}, {"qwen3_omni_moe_thinker", ""}};
+    r.rules.token_keys = OmniKeys();
+    r.preset.position_id_per_seconds = 13;
+    r.preset.seconds_per_chunk = 2;
+    r.rope = {128, 1e6, {24, 20, 20}, true, 1.0};
+    PositionPolicy& p = r.rules.policy;
+    p.image_time = TimeIndex::kScaledFrame;
+    p.video_time = TimeIndex::kSecondsFloat32;
+    p.seconds_list = SecondsList::kVideoSecondPerGrid;
+    p.float_positions = true;
+    p.has_audio = true;
+    p.audio_in_video = AudioInVideoOrder::kMergeByTime;
+    p.audio_length = AudioLength::kPer100FrameChunks;
+    p.delta_against_unpadded = true;
+    p.pad_value = 0;  // torch.zeros (float) when the batch has a grid
+    r.rules.v5_2_keeps_v4_generate = true;
+    r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
+    r.qk_norm = QkNorm::kWeight;
+    r.processor = ProcessorLayout::kOmniAudio;
+    rows.push_back(r);
+  }
+  // GLM-4.1V and GLM-4.5V: the same positions (their get_rope_index is one syntax tree) with
+  // their own image/video ids; GLM-4.1V pairs (2j, 2j+1), GLM-4.5V rotates halves.
+  for (const auto& [family, name, checkpoint, image, video, layout] :
+       {std::make_tuple(ModelFamily::kGlm4v, "glm4v", "THUDM/GLM-4.1V-9B-Thinking", 151343,
+                        151344, RotaryLayout::kGptj),
+        std::make_tuple(ModelFamily::kGlm4vMoe, "glm4v_moe", "zai-org/GLM-4.5V", 151363,
+                        151364, RotaryLayout::kNeox)}) {
+    ModelFamilyInfo r = Row(family, name, checkpoint,
+                            GlmTokens(image, video, 151339, 151340, 151341, 151342));
+    r.hf_model_types = {{name, ""}};
+    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, layout};
+    GlmRules(r);
+    r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
+    rows.push_back(r);
+  }
+  // Qwen3.5 (dense and MoE): Qwen3-VL's code at v5.2.0 with new ids, a quarter of the head
+  // rotated and a (1 + w) q/k norm.
+  for (const auto& [family, name, checkpoint] :
+       {std::make_tuple(ModelFamily::kQwen3_5, "qwen3_5", "Qwen3_5Config defaults"),
+        std::make_tuple(ModelFamily::kQwen3_5Moe, "qwen3_5_moe", "Qwen3_5MoeConfig defaults")}) {
+    ModelFamilyInfo r = Row(family, name, checkpoint, Tokens(248056, 248057, 248053, 248054));
+    r.hf_model_types = {{name, ""}};
+    r.rope = {256, 1e4, {11, 11, 10}, true, 0.25};
+    Qwen3VlRules(r);
+    NewInV5(r);
+    r.qk_norm = QkNorm::kOnePlusWeight;
+    rows.push_back(r);
+  }
+  // GLM-4.6V and GLM-OCR: GLM-4.1V's code at v5.2.0 with their own ids and rotary.
+  for (const auto& [family, name, checkpoint, tokens, rope] :
+       {std::make_tuple(ModelFamily::kGlm46v, "glm46v", "Glm46VConfig defaults",
+                        GlmTokens(151343, 151344, 151339, 151340, 151361, 151362),
+                        RopePreset{128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj}),
+        std::make_tuple(ModelFamily::kGlmOcr, "glm_ocr", "GlmOcrConfig defaults",
+                        GlmTokens(59280, 59281, 59256, 59257, 59258, 59259),
+                        RopePreset{64, 1e4, {8, 12, 12}, false, 1.0, RotaryLayout::kGptj})}) {
+    ModelFamilyInfo r = Row(family, name, checkpoint, tokens);
+    r.hf_model_types = {{name, ""}};
+    r.rope = rope;
+    GlmRules(r);
+    NewInV5(r);
+    rows.push_back(r);
+  }
+  // PaddleOCR-VL: Qwen2-VL's code at v5.2.0 (padding 0, delta clamped at 0); a flat config.
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kPaddleOcrVl, "paddleocr_vl", "PaddleOCRVLConfig defaults",
+                            Tokens(100295, 100296, 101305, 101306));
+    r.hf_model_types = {{"paddleocr_vl", ""}};
+    r.rope = {128, 5e5, {16, 24, 24}, false, 1.0};
+    r.rules.v5_2_clamps_delta = true;
+    NewInV5(r);
+    r.rope.sections = SectionSource::kConfigRequired;  // HF's attention fails without it
+    rows.push_back(r);
+  }
+  // ERNIE-4.5-VL: blocks are the runs of mm_token_type_ids (its start/end ids are text); a
+  // video's t is merged by temporal_merge_size 2; padding 1 and no clamp.
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kErnie4_5VlMoe, "ernie4_5_vl_moe",
+                            "Ernie4_5_VL_MoeConfig defaults",
+                            GlmTokens(100295, 103367, 101304, 101305, 101306, 101307));
+    r.hf_model_types = {{"ernie4_5_vl_moe", ""}};
+    r.rules.token_keys = GlmKeys();
+    r.rules.policy.blocks_from_type_ids = true;
+    r.rules.v5_pad_value = 1;
+    r.preset.temporal_merge_size = 2;
+    r.rope = {128, 5e5, {22, 22, 20}, false, 1.0, RotaryLayout::kGptj};
+    r.processor = ProcessorLayout::kTypedRuns;
+    NewInV5(r);
+    rows.push_back(r);
+  }
+  // GLM-Image: source images take (cp, cp + i, cp + j), text resumes at cp + max(h, w) (no
+  // spatial merge); decode follows the table of its generation targets; deltas are 0.
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kGlmImage, "glm_image", "GlmImageConfig defaults",
+                            Tokens(167855, -1, 16384, 16385));
+    r.hf_model_types = {{"glm_image", ""}};
+    r.rules.token_keys = {{"image", &SpecialTokens::image},
+                          {"image_start", &SpecialTokens::vision_start},
+                          {"image_end", &SpecialTokens::vision_end}};
+    PositionPolicy& p = r.rules.policy;
+    p.blocks_from_image_runs = true;
+    p.block_end = BlockEnd::kStartPlusLargerSide;
+    p.decode = DecodeRule::kTargetGridTable;
+    p.zero_deltas = true;
+    r.rules.v5_pad_value = 1;
+    r.preset.spatial_merge_size = 1;
+    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj};
+    r.processor = ProcessorLayout::kImageGenerationTargets;
+    NewInV5(r);
+    rows.push_back(r);
+  }
+  // Every other convention of a row is a preset "<name>_<convention>", with HF's video time
+  // rounding for HF's conventions (Qwen2.5-VL's 5.x code still truncates the interval first).
+  for (ModelFamilyInfo& r : rows) {
+    for (const Convention convention : r.rules.conventions) {
+      if (convention == r.preset.convention) continue;
+      r.variants.push_back({absl::StrCat(r.name, "_", ConventionRulesOf(convention).name),
+                            convention == Convention::kVllm
+                                ? VideoTimeRounding::kScaleThenTruncate
+                                : VideoTimeRounding::kTruncateIntervalFirst,
+                            convention});
+    }
+  }
+  return rows;
+}
+
+std::vector<ModelFamilyInfo>* NewTable() {
+  auto* table = new std::vector<ModelFamilyInfo>(BuildTable());
+  // In place, once the vector no longer moves: each preset points at its row's rules.
+  for (ModelFamilyInfo& row : *table) row.preset.rules = &row.rules;
+  return table;
+}
+
+}  // namespace
+
+const std::vector<ModelFamilyInfo>& ModelFamilies() {
+  static const std::vector<ModelFamilyInfo>* const kTable = NewTable();
+  return *kTable;
+}
+
+const ModelFamilyInfo& FamilyInfo(ModelFamily family) {
+  return ModelFamilies()[static_cast<size_t>(family)];
+}
+
+const ModelFamilyInfo& FamilyOf(const ModelConfig& config) {
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    if (&row.rules == config.rules) return row;
+  }
+  return ModelFamilies().front();  // unreachable for configs built from the table
+}
+
+const ModelFamilyInfo* FamilyForModelType(absl::string_view model_type) {
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    for (const HfModelType& type : row.hf_model_types) {
+      if (type.model_type == model_type) return &row;
+    }
+  }
+  return nullptr;
+}
+
+absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name) {
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    if (row.name == name) return row.family;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown model family '", name,
+                                                 "'; known: ", absl::StrJoin(FamilyNames(), ", ")));
+}
+
+absl::string_view ModelFamilyName(ModelFamily family) { return FamilyInfo(family).name; }
+
+absl::StatusOr<Convention> ParseConvention(absl::string_view name) {
+  if (name == "hf") return Convention::kHfV4;
+  std::vector<absl::string_view> names = {"hf"};
+  for (const Convention c :
+       {Convention::kHfV4, Convention::kHfV5_2, Convention::kHfV5, Convention::kVllm}) {
+    if (ConventionName(c) == name) return c;
+    names.push_back(ConventionName(c));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown convention '", name, "'; known: ",
+                                                 absl::StrJoin(names, ", ")));
+}
+
+absl::string_view ConventionName(Convention convention) {
+  return ConventionRulesOf(convention).name;
+}
+
+absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name) {
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    if (row.name == name) return row.preset;
+    for (const PresetVariant& variant : row.variants) {
+      if (variant.name != name) continue;
+      ModelConfig config = row.preset;
+      config.video_time_rounding = variant.video_time_rounding;
+      config.convention = variant.convention;
+      return config;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown preset '", name, "'; known: ",
+                                                 absl::StrJoin(PresetNames(), ", ")));
+}
+
+std::vector<std::string> FamilyNames() {
+  std::vector<std::string> names;
+  for (const ModelFamilyInfo& row : ModelFamilies()) names.emplace_back(row.name);
+  return names;
+}
+
+std::vector<std::string> PresetNames() {
+  std::vector<std::string> names;
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    names.emplace_back(row.name);
+    for (const PresetVariant& variant : row.variants) names.emplace_back(variant.name);
+  }
+  return names;
+}
+
+}  // namespace mrope

@@ -1,0 +1,149 @@
+#ifndef MROPE_MODEL_MODEL_FAMILY_H_
+#define MROPE_MODEL_MODEL_FAMILY_H_
+
+// The model layer: one row per model family holds everything mrope knows about it (its name,
+// its HF `model_type` values and where its config.json keeps the ids, its position rules and
+// their parameters, its preset token ids and time scales, its preset rotary values, the QK-norm
+// form the fused kernel needs, and how its processor lays prompts out). Config loading,
+// presets, the proto, the CLI, Python and the tests read it. It sits above positions/ and
+// rotary/, which know rules, not families: a family whose rules PositionRules expresses is added
+// by one row (plus its ModelFamily and proto enum values). A convention (whose transformers or
+// vLLM semantics to follow) is one value, ConventionRules in mrope/positions/model_config.h;
+// each row lists the conventions implemented for it, its preset takes its reference's.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "mrope/positions/model_config.h"
+#include "mrope/rotary/rope_math.h"
+
+namespace mrope {
+
+// The key of a row of the family table.
+enum class ModelFamily {
+  kQwen2Vl,
+  kQwen2_5Vl,
+  kQwen3Vl,
+  kQwen2_5Omni,
+  kQwen3Omni,
+  kGlm4v,     // GLM-4.1V
+  kGlm4vMoe,  // GLM-4.5V
+  kQwen3_5,
+  kQwen3_5Moe,
+  kGlm46v,  // GLM-4.6V
+  kGlmOcr,
+  kPaddleOcrVl,
+  kErnie4_5VlMoe,
+  kGlmImage,
+};
+
+// A `model_type` of HF config.json and the object holding the family's ids and time scales.
+struct HfModelType {
+  absl::string_view model_type;
+  absl::string_view ids_under;  // "" (top level) or e.g. "thinker_config"
+};
+
+// Where a config.json's M-RoPE layout comes from.
+enum class SectionSource {
+  kConfig,          // mrope_section and mrope_interleaved as config.json gives them (absent: 1-D)
+  kConfigRequired,  // the same, but mrope_section is required (PaddleOCR-VL's attention reads it)
+  // The rotary code (transformers 5.x families): it defaults mrope_section when config.json
+  // has none and decides the interleaving (Qwen3.5 always, GLM never).
+  kRotaryCode,
+};
+
+// Rotary values of the published checkpoint (what the preset's cos/sin use).
+struct RopePreset {
+  int32_t head_dim = 0;
+  double theta = 0;
+  std::array<int32_t, 3> mrope_section = {0, 0, 0};
+  bool interleaved = false;
+  double partial_rotary_factor = 1.0;  // rotary_dim = int(head_dim * factor)
+  // How the rotary dims pair, for presets and config.json alike: NeoX halves, or GPT-J pairs
+  // (2j, 2j+1) for GLM-4.1V (HF's rotate_half_llm).
+  RotaryLayout layout = RotaryLayout::kNeox;
+  SectionSource sections = SectionSource::kConfig;
+};
+
+// The RMSNorm the text attention applies to q and k before the rotary (what a fused
+// norm + rotary kernel must compute).
+enum class QkNorm {
+  kNone,           // no q/k norm
+  kWeight,         // Qwen3: w * x / rms(x)
+  kOnePlusWeight,  // Qwen3.5: (1 + w) * x / rms(x)
+};
+
+// How the family's processor writes media into the prompt (what the token scan expects).
+enum class ProcessorLayout {
+  kVisionBlocks,      // <vision_start> t·h·w/m² pads <vision_end> per image and video
+  kFramesWithTimestamps,  // videos: per temporal grid "<x.y seconds>" <vision_start> pads <vision_end>
+  kOmniAudio,         // vision blocks plus audio blocks and audio-in-video interleaving
+  kGlmVideoBrackets,  // videos: <|begin_of_video|> per frame (image block + timestamp) <|end_of_video|>
+  kTypedRuns,         // ERNIE: blocks are runs of mm_token_type_ids; no timestamp text
+  // GLM-Image: <image_start> h·w image tokens <image_end> per source image, then the target
+  // grid text and a final <image_start>; the targets are image_grid_thw past the sources
+  kImageGenerationTargets,
+};
+
+// A preset other than the row's own: the row's values under another convention or rounding.
+struct PresetVariant {
+  std::string name;
+  VideoTimeRounding video_time_rounding;
+  Convention convention;
+};
+
+struct ModelFamilyInfo {
+  ModelFamily family;
+  // Preset and family name; the proto enum value is its upper case (PositionParams::Family).
+  absl::string_view name;
+  absl::string_view checkpoint;  // where the preset values come from
+  std::vector<HfModelType> hf_model_types;
+  PositionRules rules;  // the preset points at it
+  // ids, merge sizes and time scales of `checkpoint`, under the family's reference convention
+  ModelConfig preset;
+  RopePreset rope;
+  QkNorm qk_norm = QkNorm::kNone;
+  ProcessorLayout processor = ProcessorLayout::kVisionBlocks;
+  // Every convention of rules.conventions other than the preset's, as "<name>_<convention>",
+  // plus any named rounding variant ("qwen2_5_vl_hf").
+  std::vector<PresetVariant> variants;
+};
+
+// All rows, in the order of ModelFamily.
+const std::vector<ModelFamilyInfo>& ModelFamilies();
+
+// The row of `family`.
+const ModelFamilyInfo& FamilyInfo(ModelFamily family);
+
+// The row whose rules `config` follows.
+const ModelFamilyInfo& FamilyOf(const ModelConfig& config);
+
+// The row one of whose hf_model_types is `model_type`, or nullptr.
+const ModelFamilyInfo* FamilyForModelType(absl::string_view model_type);
+
+// Canonical family names (the rows' names, e.g. "qwen2_vl", "glm4v"; see FamilyNames()).
+absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name);
+absl::string_view ModelFamilyName(ModelFamily family);
+
+// Convention names ("hf_v4", "hf_v5_2", "hf_v5", "vllm"; also "hf" for hf_v4).
+absl::StatusOr<Convention> ParseConvention(absl::string_view name);
+absl::string_view ConventionName(Convention convention);
+
+// Built-in presets with the published checkpoints' values (see tests/golden/README.md): every
+// family name, plus the variants of the table's rows (PresetNames() lists them all), e.g.
+// "qwen2_5_vl_vllm" (Qwen2.5-VL under vLLM's conventions), "qwen2_vl_hf_v5_2" (transformers
+// v5.2.0) and "qwen2_5_vl_hf" (HF v4's truncate-interval-first video time). Every golden folder
+// of position cases is a preset name.
+absl::StatusOr<ModelConfig> PresetConfig(absl::string_view name);
+
+// Family names, and every preset name (families and their variants), in table order.
+std::vector<std::string> FamilyNames();
+std::vector<std::string> PresetNames();
+
+}  // namespace mrope
+
+#endif  // MROPE_MODEL_MODEL_FAMILY_H_

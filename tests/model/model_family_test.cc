@@ -1,0 +1,71 @@
+// The family table (mrope/model/model_family.h): rows are in ModelFamily order (FamilyInfo
+// indexes by it), names are unique, and every row's preset and variants are valid configs.
+
+#include <set>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/model/model_family.h"
+
+namespace mrope {
+namespace {
+
+TEST(ModelFamilyTable, RowsFollowTheEnumAndPresetsValidate) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < ModelFamilies().size(); ++i) {
+    const ModelFamilyInfo& row = ModelFamilies()[i];
+    SCOPED_TRACE(std::string(row.name));
+    EXPECT_EQ(static_cast<size_t>(row.family), i);
+    EXPECT_EQ(&FamilyInfo(row.family), &row);
+    EXPECT_EQ(row.preset.rules, &row.rules);
+    EXPECT_EQ(&FamilyOf(row.preset), &row);
+    EXPECT_EQ(row.rules.name, row.name);
+    EXPECT_FALSE(row.hf_model_types.empty());
+    EXPECT_TRUE(ValidateModelConfig(row.preset).ok()) << ValidateModelConfig(row.preset);
+    EXPECT_EQ(ModelFamilyName(row.family), row.name);
+    auto parsed = ParseModelFamily(row.name);
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, row.family);
+    EXPECT_TRUE(names.insert(std::string(row.name)).second);
+    for (const PresetVariant& variant : row.variants) {
+      EXPECT_TRUE(names.insert(std::string(variant.name)).second);
+      auto config = PresetConfig(variant.name);
+      ASSERT_TRUE(config.ok()) << config.status();
+      EXPECT_TRUE(ValidateModelConfig(*config).ok());
+    }
+  }
+  EXPECT_EQ(ModelFamilies().size(), 14u);
+}
+
+// A row's policy is what the planner uses, with the config's convention and rounding applied.
+TEST(ModelFamilyTable, PolicyForAppliesConventionAndRounding) {
+  auto hf = PresetConfig("qwen2_5_vl_hf");
+  auto vllm = PresetConfig("qwen2_5_vl_vllm");
+  ASSERT_TRUE(hf.ok() && vllm.ok());
+  EXPECT_EQ(PolicyFor(*hf).video_time, TimeIndex::kTruncateIntervalFirst);
+  EXPECT_EQ(PolicyFor(*hf).image_time, TimeIndex::kZero);
+  EXPECT_EQ(PolicyFor(*vllm).video_time, TimeIndex::kScaleThenTruncate);
+  EXPECT_EQ(PolicyFor(*vllm).image_time, TimeIndex::kFrame);
+  auto glm = PresetConfig("glm4v");
+  ASSERT_TRUE(glm.ok());
+  EXPECT_EQ(PolicyFor(*glm).video_marking, VideoMarking::kImageTokensInVideoBrackets);
+  EXPECT_TRUE(PolicyFor(*glm).video_frames_as_blocks);
+  glm->convention = Convention::kVllm;
+  EXPECT_THAT(std::string(ValidateModelConfig(*glm).message()),
+              ::testing::HasSubstr("the vllm convention is not implemented for glm4v"));
+}
+
+// The model_types of config.json find their row, whose rope says how rotary dims pair.
+TEST(ModelFamilyTable, ModelTypesFindTheirRow) {
+  ASSERT_NE(FamilyForModelType("qwen3_omni_moe"), nullptr);
+  EXPECT_EQ(FamilyForModelType("qwen3_omni_moe")->family, ModelFamily::kQwen3Omni);
+  EXPECT_EQ(FamilyForModelType("qwen3_vl_moe")->family, ModelFamily::kQwen3Vl);
+  EXPECT_EQ(FamilyForModelType("glm4v")->rope.layout, RotaryLayout::kGptj);
+  EXPECT_EQ(FamilyForModelType("glm4v_moe")->rope.layout, RotaryLayout::kNeox);
+  EXPECT_EQ(FamilyForModelType("qwen2_vl")->rope.layout, RotaryLayout::kNeox);
+  EXPECT_EQ(FamilyForModelType("llama"), nullptr);
+}
+
+}  // namespace
+}  // namespace mrope

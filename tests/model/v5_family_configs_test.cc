@@ -1,0 +1,97 @@
+// The families new in transformers 5.x load from their config.json, nested as the hub files are
+// (examples/configs/v5_defaults: the v5.2.0 configuration classes' defaults), into their row's
+// preset: ids, merge sizes, reference convention and rotary values.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mrope/common/json.h"
+#include "mrope/model/model_family.h"
+#include "mrope/service/model_spec.h"
+
+namespace mrope {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+constexpr char kDir[] = "examples/configs/v5_defaults/";
+
+void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
+  SCOPED_TRACE(std::string(preset_name));
+  const ModelSpec preset = PresetModelSpec(preset_name).value();
+  const ModelConfig& got = spec.positions;
+  const ModelConfig& want = preset.positions;
+  EXPECT_EQ(got.rules, want.rules);
+  for (const TokenKey& key : want.rules->token_keys) {
+    EXPECT_EQ(got.tokens.*key.field, want.tokens.*key.field) << key.hf_name;
+  }
+  EXPECT_EQ(got.spatial_merge_size, want.spatial_merge_size);
+  EXPECT_EQ(got.temporal_merge_size, want.temporal_merge_size);
+  EXPECT_EQ(got.convention, Convention::kHfV5_2);
+  ASSERT_TRUE(spec.rope.has_value() && preset.rope.has_value());
+  EXPECT_EQ(spec.rope->head_dim, preset.rope->head_dim);
+  EXPECT_EQ(spec.rope->scaling.rotary_dim, preset.rope->scaling.rotary_dim);
+  EXPECT_EQ(spec.rope->scaling.theta, preset.rope->scaling.theta);
+  EXPECT_THAT(spec.rope->mrope_section, ElementsAreArray(preset.rope->mrope_section));
+  EXPECT_EQ(spec.rope->mrope_interleaved, preset.rope->mrope_interleaved);
+  EXPECT_EQ(RotaryLayoutOf(spec), RotaryLayoutOf(preset));
+}
+
+TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
+  std::vector<std::string> loaded;
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    if (row.preset.convention != Convention::kHfV5_2) continue;
+    const std::string path = absl::StrCat(kDir, row.name, ".json");
+    auto spec = LoadModelSpec(path);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    ExpectPreset(*spec, row.name);
+    loaded.emplace_back(row.name);
+  }
+  EXPECT_THAT(loaded, ElementsAre("qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr", "paddleocr_vl",
+                                  "ernie4_5_vl_moe", "glm_image"));
+}
+
+// Where the class has no mrope_section the rotary code's default applies, and Qwen3.5
+// interleaves whatever config.json says; PaddleOCR-VL's attention needs the section.
+TEST(V5FamilyConfigsTest, RotaryCodeDefaults) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "qwen3_5.json")).value();
+  auto& rope = *(*(*doc.mutable_struct_value()->mutable_fields())["text_config"]
+                      .mutable_struct_value()
+                      ->mutable_fields())["rope_parameters"]
+                    .mutable_struct_value()
+                    ->mutable_fields();
+  rope.erase("mrope_section");
+  rope["mrope_interleaved"].set_bool_value(false);
+  auto spec = ModelSpecFromHfConfig(doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(11, 11, 10));
+  EXPECT_TRUE(spec->rope->mrope_interleaved);
+
+  auto paddle = ReadJsonFile(absl::StrCat(kDir, "paddleocr_vl.json")).value();
+  paddle.mutable_struct_value()->mutable_fields()->erase("rope_scaling");
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(paddle).status().message()),
+              HasSubstr("missing required field 'rope_scaling.mrope_section' (or "
+                        "rope_parameters.mrope_section) for paddleocr_vl"));
+}
+
+// ERNIE's temporal merge comes from vision_config.temporal_merge_size.
+TEST(V5FamilyConfigsTest, ErnieTemporalMerge) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "ernie4_5_vl_moe.json")).value();
+  auto& vision = *(*doc.mutable_struct_value()->mutable_fields())["vision_config"]
+                      .mutable_struct_value()
+                      ->mutable_fields();
+  vision["temporal_merge_size"].set_number_value(4);
+  EXPECT_EQ(ModelSpecFromHfConfig(doc).value().positions.temporal_merge_size, 4);
+  vision["temporal_merge_size"].set_number_value(1.5);
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("vision_config.temporal_merge_size must be an integer in [1, 64], "
+                        "got 1.5"));
+}
+
+}  // namespace
+}  // namespace mrope
