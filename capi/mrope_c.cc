@@ -19,6 +19,7 @@
 #include "capi/internal/handles.h"
 #include "capi/internal/kernels_where.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/rope_params.h"
@@ -41,7 +42,7 @@ absl::Status MakeModel(absl::StatusOr<ModelSpec> spec, mrope_model** model) {
   *model = nullptr;
   MROPE_RETURN_IF_ERROR(spec.status());
   MROPE_ASSIGN_OR_RETURN(PositionService service, PositionService::Create(*std::move(spec)));
-  std::string family(ModelFamilyName(service.spec().positions.family));
+  std::string family(FamilyOf(service.spec().positions).name);
   *model = new mrope_model{std::move(service), std::move(family)};
   return absl::OkStatus();
 }
