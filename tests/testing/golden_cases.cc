@@ -32,7 +32,8 @@ std::vector<std::string> GoldenPositionKeys() {
   std::vector<std::string> keys = SortedEntries(kGoldenDir, /*directories=*/true);
   keys.erase(std::remove_if(keys.begin(), keys.end(),
                             [](const std::string& key) {
-                              return absl::StartsWith(key, "rotary_");
+                              return absl::StartsWith(key, "rotary_") ||
+                                     absl::StartsWith(key, "attn_");
                             }),
              keys.end());
   return keys;
