@@ -336,6 +336,40 @@ absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name) {
 
 absl::string_view ModelFamilyName(ModelFamily family) { return FamilyInfo(family).name; }
 
+absl::string_view ProcessorLayoutText(ProcessorLayout layout) {
+  switch (layout) {
+    case ProcessorLayout::kVisionBlocks:
+      return "<vision_start> t*h*w/merge^2 pads <vision_end> per image and video";
+    case ProcessorLayout::kFramesWithTimestamps:
+      return "images as blocks; a video as, per temporal grid, its timestamp text then "
+             "<vision_start> h*w/merge^2 pads <vision_end>";
+    case ProcessorLayout::kOmniAudio:
+      return "vision blocks, <audio_start> audio <audio_end>, and audio-in-video blocks";
+    case ProcessorLayout::kGlmVideoBrackets:
+      return "<|begin_of_image|> image tokens <|end_of_image|> per image; a video as "
+             "<|begin_of_video|>, per frame an image block and its timestamp text, "
+             "<|end_of_video|>";
+    case ProcessorLayout::kTypedRuns:
+      return "blocks are the runs of mm_token_type_ids; start and end ids are text";
+    case ProcessorLayout::kImageGenerationTargets:
+      return "<image_start> h*w image tokens <image_end> per source image; generation targets "
+             "are the row's image_grid_thw entries past them (images_per_sample)";
+  }
+  return "";
+}
+
+absl::string_view QkNormName(QkNorm norm) {
+  switch (norm) {
+    case QkNorm::kNone:
+      return "none";
+    case QkNorm::kWeight:
+      return "weight";
+    case QkNorm::kOnePlusWeight:
+      return "one_plus_weight";
+  }
+  return "";
+}
+
 absl::StatusOr<Convention> ParseConvention(absl::string_view name) {
   if (name == "hf") return Convention::kHfV4;
   std::vector<absl::string_view> names = {"hf"};
