@@ -15,6 +15,7 @@
 #include "mrope/cli/output.h"
 #include "mrope/common/json_writer.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/model/model_family.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/rope_params.h"
 
@@ -70,7 +71,9 @@ std::string Text(const ModelSpec& model, const RotarySpec& spec,
       rope.scaling.theta, spec.attention_scaling);
   absl::StrAppend(&out, "mrope_section [", absl::StrJoin(rope.mrope_section, ", "), "] ",
                   rope.mrope_interleaved ? "interleaved" : "blocked",
-                  "; pair j rotates with the angle inv_freq[j] * position[axis(j)]\n\n");
+                  "; pair j rotates with the angle inv_freq[j] * position[axis(j)]\n",
+                  "q/k norm before the rotary: ",
+                  QkNormName(FamilyOf(model.positions).qk_norm), "\n\n");
   std::string header = absl::StrFormat("%-5s %-5s %-15s", "pair", "axis", "inv_freq");
   for (int64_t p = 0; p < n; ++p) {
     const std::string name = PointName(planar, p, n);

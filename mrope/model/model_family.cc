@@ -98,6 +98,22 @@ void GlmRules(ModelFamilyInfo& row) {
   row.processor = ProcessorLayout::kGlmVideoBrackets;
 }
 
+// What the Omni thinkers share: audio, scaled image time, the video_second_per_grid list, the
+// unpadded delta, seconds_per_chunk 2 (Qwen2.5-Omni reads it), and their own forward (v5.2.0
+// is v4.57.6 for them).
+void OmniRules(ModelFamilyInfo& row) {
+  row.rules.token_keys = OmniKeys();
+  row.preset.seconds_per_chunk = 2;
+  PositionPolicy& p = row.rules.policy;
+  p.image_time = TimeIndex::kScaledFrame;
+  p.seconds_list = SecondsList::kVideoSecondPerGrid;
+  p.has_audio = true;
+  p.delta_against_unpadded = true;
+  row.rules.v5_2_keeps_v4_generate = true;
+  row.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
+  row.processor = ProcessorLayout::kOmniAudio;
+}
+
 // Qwen3-VL's rules: each video frame is a block of its own, after its timestamp text.
 void Qwen3VlRules(ModelFamilyInfo& row) {
   row.rules.policy.video_frames_as_blocks = true;
@@ -143,22 +159,14 @@ std::vector<ModelFamilyInfo> BuildTable() {
     ModelFamilyInfo r = Row(ModelFamily::kQwen2_5Omni, "qwen2_5_omni", "Qwen/Qwen2.5-Omni-7B",
                             QwenTokens(151646, 151647, 151648));
     r.hf_model_types = {{"qwen2_5_omni", "thinker_config"}, {"qwen2_5_omni_thinker", ""}};
-    r.rules.token_keys = OmniKeys();
     r.preset.position_id_per_seconds = 25;
-    r.preset.seconds_per_chunk = 2;
     r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
+    OmniRules(r);
     PositionPolicy& p = r.rules.policy;
-    p.image_time = TimeIndex::kScaledFrame;
     p.video_time = TimeIndex::kSecondsTruncatedFloat32;
-    p.seconds_list = SecondsList::kVideoSecondPerGrid;
-    p.has_audio = true;
     p.audio_in_video = AudioInVideoOrder::kChunked;
     p.audio_in_video_shares_markers = true;
     p.audio_length = AudioLength::kStrideTwoTwice;
-    p.delta_against_unpadded = true;
-    r.rules.v5_2_keeps_v4_generate = true;
-    r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
-    r.processor = ProcessorLayout::kOmniAudio;
     rows.push_back(r);
   }
   {
@@ -166,22 +174,15 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             "Qwen/Qwen3-Omni-30B-A3B-Instruct",
                             QwenTokens(151675, 151669, 151670));
     r.hf_model_types = {{"qwen3_omni_moe", "thinker_config"}, {"qwen3_omni_moe_thinker", ""}};
-    r.rules.token_keys = OmniKeys();
     r.preset.position_id_per_seconds = 13;
-    r.preset.seconds_per_chunk = 2;
     r.rope = {128, 1e6, {24, 20, 20}, true, 1.0};
+    OmniRules(r);
     PositionPolicy& p = r.rules.policy;
-    p.image_time = TimeIndex::kScaledFrame;
     p.video_time = TimeIndex::kSecondsFloat32;
-    p.seconds_list = SecondsList::kVideoSecondPerGrid;
     p.float_positions = true;
-    p.has_audio = true;
     p.audio_in_video = AudioInVideoOrder::kMergeByTime;
     p.audio_length = AudioLength::kPer100FrameChunks;
-    p.delta_against_unpadded = true;
     p.pad_value = 0;  // torch.zeros (float) when the batch has a grid
-    r.rules.v5_2_keeps_v4_generate = true;
-    r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
     r.qk_norm = QkNorm::kWeight;
     r.processor = ProcessorLayout::kOmniAudio;
     rows.push_back(r);
@@ -335,6 +336,40 @@ absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name) {
 }
 
 absl::string_view ModelFamilyName(ModelFamily family) { return FamilyInfo(family).name; }
+
+absl::string_view ProcessorLayoutText(ProcessorLayout layout) {
+  switch (layout) {
+    case ProcessorLayout::kVisionBlocks:
+      return "<vision_start> t*h*w/merge^2 pads <vision_end> per image and video";
+    case ProcessorLayout::kFramesWithTimestamps:
+      return "images as blocks; a video as, per temporal grid, its timestamp text then "
+             "<vision_start> h*w/merge^2 pads <vision_end>";
+    case ProcessorLayout::kOmniAudio:
+      return "vision blocks, <audio_start> audio <audio_end>, and audio-in-video blocks";
+    case ProcessorLayout::kGlmVideoBrackets:
+      return "<|begin_of_image|> image tokens <|end_of_image|> per image; a video as "
+             "<|begin_of_video|>, per frame an image block and its timestamp text, "
+             "<|end_of_video|>";
+    case ProcessorLayout::kTypedRuns:
+      return "blocks are the runs of mm_token_type_ids; start and end ids are text";
+    case ProcessorLayout::kImageGenerationTargets:
+      return "<image_start> h*w image tokens <image_end> per source image; generation targets "
+             "are the row's image_grid_thw entries past them (images_per_sample)";
+  }
+  return "";
+}
+
+absl::string_view QkNormName(QkNorm norm) {
+  switch (norm) {
+    case QkNorm::kNone:
+      return "none";
+    case QkNorm::kWeight:
+      return "weight";
+    case QkNorm::kOnePlusWeight:
+      return "one_plus_weight";
+  }
+  return "";
+}
 
 absl::StatusOr<Convention> ParseConvention(absl::string_view name) {
   if (name == "hf") return Convention::kHfV4;

@@ -77,17 +77,20 @@ enum class QkNorm {
   kOnePlusWeight,  // Qwen3.5: (1 + w) * x / rms(x)
 };
 
-// How the family's processor writes media into the prompt (what the token scan expects).
+// How the family's processor writes media into the prompt (what the token scan expects;
+// ProcessorLayoutText says it in words).
 enum class ProcessorLayout {
-  kVisionBlocks,      // <vision_start> t·h·w/m² pads <vision_end> per image and video
-  kFramesWithTimestamps,  // videos: per temporal grid "<x.y seconds>" <vision_start> pads <vision_end>
-  kOmniAudio,         // vision blocks plus audio blocks and audio-in-video interleaving
-  kGlmVideoBrackets,  // videos: <|begin_of_video|> per frame (image block + timestamp) <|end_of_video|>
-  kTypedRuns,         // ERNIE: blocks are runs of mm_token_type_ids; no timestamp text
-  // GLM-Image: <image_start> h·w image tokens <image_end> per source image, then the target
-  // grid text and a final <image_start>; the targets are image_grid_thw past the sources
+  kVisionBlocks,
+  kFramesWithTimestamps,
+  kOmniAudio,
+  kGlmVideoBrackets,
+  kTypedRuns,
   kImageGenerationTargets,
 };
+absl::string_view ProcessorLayoutText(ProcessorLayout layout);
+
+// "none", "weight" or "one_plus_weight".
+absl::string_view QkNormName(QkNorm norm);
 
 // A preset other than the row's own: the row's values under another convention or rounding.
 struct PresetVariant {

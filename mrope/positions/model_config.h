@@ -27,8 +27,8 @@ enum class VideoTimeRounding {
 };
 
 // Whose batching, padding, delta and decode rules to follow. What each one means is data: the
-// ConventionRules of ConventionRulesOf (below); the model layer names them
-// (mrope/model/convention.h).
+// ConventionRules of ConventionRulesOf (below), whose names the model layer parses
+// (ParseConvention, mrope/model/model_family.h).
 enum class Convention {
   // HF transformers v4.57.6 get_rope_index + generate(): padded batch, pads hold 1 (0 for
   // Qwen3-Omni with grids), delta against the padded length, text-only batches take
@@ -61,9 +61,9 @@ struct SpecialTokens {
   int64_t video_end = -1;
 };
 
-// A model's position parameters (proto: mrope.PositionParams).
-struct PositionRules;
+struct PositionRules;  // below
 
+// A model's position parameters (proto: mrope.PositionParams).
 struct ModelConfig {
   // The family's rules: a row of the model layer's table (static storage, never null in a
   // config that ValidateModelConfig accepted).

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "mrope/common/json_writer.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/model/model_family.h"
 #include "mrope/positions/sequence_positions.h"
 
 namespace mrope {
@@ -172,7 +173,8 @@ absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& 
   std::string out = absl::StrCat(config.rules->name, " under ",
                                  ConventionRulesOf(config.convention).name, TimeScale(config),
                                  ": ", plan.batch_size, plan.batch_size == 1 ? " row" : " rows",
-                                 " of ", plan.seq_len, " columns\n");
+                                 " of ", plan.seq_len, " columns\n", "prompt layout: ",
+                                 ProcessorLayoutText(FamilyOf(config).processor), "\n");
   if (plan.text_only_path) {
     out += "no image or video grid in the batch: HF numbers tokens cumsum(mask) - 1\n";
   }

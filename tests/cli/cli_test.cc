@@ -215,6 +215,7 @@ TEST(CliTest, ExplainTablesAndRotary) {
   run = RunMrope("tables --config=qwen3_vl --positions=0,12:3:4");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("mrope_section [24, 20, 20] interleaved"));
+  EXPECT_THAT(run.out, HasSubstr("q/k norm before the rotary: weight\n"));
   EXPECT_THAT(run.out, HasSubstr("cos@12:3:4"));
   run = RunMrope("tables --config=qwen2_vl --positions=7 --format=json");
   ASSERT_EQ(run.exit_code, 0) << run.err;

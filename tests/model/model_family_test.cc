@@ -56,6 +56,39 @@ TEST(ModelFamilyTable, PolicyForAppliesConventionAndRounding) {
               ::testing::HasSubstr("the vllm convention is not implemented for glm4v"));
 }
 
+// A convention is one value whose rules the policy takes, with the family's 5.x code where the
+// convention follows it.
+TEST(ModelFamilyTable, ConventionsAreData) {
+  const PositionPolicy qwen2 = PolicyFor(PresetConfig("qwen2_vl_hf_v5_2").value());
+  EXPECT_EQ(qwen2.pad_value, 0);
+  EXPECT_TRUE(qwen2.clamp_delta);
+  EXPECT_EQ(qwen2.decode, DecodeRule::kPerAxisFromLast);
+  EXPECT_EQ(qwen2.text_only, TextOnlyBatch::kGenerateCumsum);
+  const PositionPolicy glm = PolicyFor(PresetConfig("glm4v_hf_v5_2").value());
+  EXPECT_EQ(glm.pad_value, 1);  // Glm4vModel.get_rope_index still pads with ones
+  EXPECT_FALSE(glm.clamp_delta);
+  // The Omni thinkers position in their own forward: v5.2.0 is v4.57.6 for them.
+  const PositionPolicy omni = PolicyFor(PresetConfig("qwen2_5_omni_hf_v5_2").value());
+  EXPECT_EQ(omni.decode, DecodeRule::kCachePlusDelta);
+  EXPECT_EQ(omni.text_only, TextOnlyBatch::kCumsumPadsInMax);
+  const PositionPolicy v5 = PolicyFor(PresetConfig("qwen2_5_vl_hf_v5").value());
+  EXPECT_TRUE(v5.blocks_from_type_ids);
+  EXPECT_TRUE(v5.delta_against_unpadded);
+  EXPECT_EQ(v5.block_end, BlockEnd::kStartPlusLargerSide);
+  EXPECT_EQ(v5.image_time, TimeIndex::kFrame);
+  EXPECT_EQ(v5.video_time, TimeIndex::kTruncateIntervalFirst);
+  // GLM-Image's own block end and decode table are not a convention's to change.
+  const PositionPolicy image = PolicyFor(PresetConfig("glm_image").value());
+  EXPECT_EQ(image.block_end, BlockEnd::kStartPlusLargerSide);
+  EXPECT_EQ(image.decode, DecodeRule::kTargetGridTable);
+  for (const Convention c :
+       {Convention::kHfV4, Convention::kHfV5_2, Convention::kHfV5, Convention::kVllm}) {
+    EXPECT_EQ(ConventionRulesOf(c).convention, c);
+    EXPECT_EQ(ParseConvention(ConventionName(c)).value(), c);
+  }
+  EXPECT_EQ(ParseConvention("hf").value(), Convention::kHfV4);
+}
+
 // The model_types of config.json find their row, whose rope says how rotary dims pair.
 TEST(ModelFamilyTable, ModelTypesFindTheirRow) {
   ASSERT_NE(FamilyForModelType("qwen3_omni_moe"), nullptr);

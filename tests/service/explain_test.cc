@@ -95,6 +95,8 @@ TEST(ExplainTest, V5_2DecodesPerAxisAndClampsQwen2VlDeltas) {
 TEST(ExplainTest, GlmImageTargetTable) {
   const std::string table = Explain("glm_image", "case_009.json");
   EXPECT_THAT(table, HasSubstr("generation continues at the table of 2 target grid(s) from 24"));
+  EXPECT_THAT(table, HasSubstr("prompt layout: <image_start> h*w image tokens <image_end> per "
+                               "source image"));
 }
 
 }  // namespace
