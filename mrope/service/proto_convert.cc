@@ -80,7 +80,7 @@ absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
 }
 
 absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path) {
-  const float seconds = s.has_seconds_per_grid() ? s.seconds_per_grid() : 1.0f;
+  const double seconds = s.has_seconds_per_grid() ? s.seconds_per_grid() : 1.0;
   Span span;
   switch (s.kind()) {
     case PromptSpan::TEXT:
