@@ -106,11 +106,12 @@ absl::StatusOr<Prompt> ReadBatch(const mrope_batch& in) {
                          ReadGrids(in.video_grid_thw, in.num_videos, tokens, "video_grid_thw"));
   MROPE_ASSIGN_OR_RETURN(
       media.second_per_grid_ts,
-      ReadList<float, double>(in.second_per_grid_ts, in.num_second_per_grid_ts, tokens,
-                              "second_per_grid_ts"));
-  MROPE_ASSIGN_OR_RETURN(media.video_second_per_grid,
-                         ReadList<float, double>(in.video_second_per_grid, in.num_video_second_per_grid, tokens,
-                                  "video_second_per_grid"));
+      (ReadList<float, double>(in.second_per_grid_ts, in.num_second_per_grid_ts, tokens,
+                               "second_per_grid_ts")));
+  MROPE_ASSIGN_OR_RETURN(
+      media.video_second_per_grid,
+      (ReadList<float, double>(in.video_second_per_grid, in.num_video_second_per_grid, tokens,
+                               "video_second_per_grid")));
   MROPE_ASSIGN_OR_RETURN(media.audio_feature_lengths,
                          ReadList(in.audio_feature_lengths, in.num_audio_feature_lengths, tokens,
                                   "audio_feature_lengths"));
