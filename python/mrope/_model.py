@@ -153,6 +153,17 @@ class Model:
         images, videos, kwargs = self._arguments(args, kwargs)
         return self._impl.plan(*_host((input_ids, images, videos)), kwargs)
 
+    def compare(self, input_ids, *args, conventions=("hf_v4", "hf_v5_2", "vllm"), **kwargs):
+        """The prompt under each convention side by side (``mrope explain --compare``).
+
+        Arguments as ``get_rope_index``; ``conventions``: two or more of ``"hf_v4"``,
+        ``"hf_v5_2"``, ``"hf_v5"``, ``"vllm"``. Returns ``(agree, report)``: whether positions,
+        deltas and first decode positions agree, and the report (deltas and first decode
+        position per convention, the first diverging token, the rules that differ).
+        """
+        images, videos, kwargs = self._arguments(args, kwargs)
+        return self._impl.compare(*_host((input_ids, images, videos)), kwargs, list(conventions))
+
     def get_mrope_input_positions(self, input_tokens, *args, **kwargs):
         """vLLM's per-request call: ``(positions [3, seq_len - context_len], delta)``.
 

@@ -20,6 +20,7 @@
 #include "absl/types/span.h"
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
+#include "mrope/service/compare.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
@@ -361,6 +362,21 @@ class Model {
     return Plan(service_, ValueOrThrow(std::move(plan)));
   }
 
+  // (agree, report) of the batch under each of `conventions` (mrope/service/compare.h).
+  py::tuple Compare(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
+                    const py::dict& options, const std::vector<std::string>& conventions) const {
+    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, options);
+    std::vector<Convention> parsed;
+    for (const std::string& name : conventions) parsed.push_back(ValueOrThrow(ParseConvention(name)));
+    absl::StatusOr<ConventionComparison> comparison;
+    {
+      py::gil_scoped_release release;
+      comparison = CompareConventions(service_->spec(), in.prompt, parsed);
+    }
+    const ConventionComparison out = ValueOrThrow(std::move(comparison));
+    return py::make_tuple(out.agree, out.report);
+  }
+
   py::tuple GetRopeIndex(py::handle input_ids, py::handle image_grid_thw,
                          py::handle video_grid_thw, const py::dict& options) const {
     const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, options);
@@ -461,6 +477,9 @@ void DefineModule(py::module_& m) {
            "Plans vLLM's get_mrope_input_positions(input_tokens, mm_features) request "
            "(features as (modality, offset, length, (t, h, w), second_per_grid_ts) tuples; "
            "keep_masks not None: EVS-pruned videos).")
+      .def("compare", &Model::Compare, "input_ids"_a, "image_grid_thw"_a, "video_grid_thw"_a,
+           "options"_a, "conventions"_a,
+           "(agree, report): the batch under each convention (mrope explain --compare).")
       .def("get_rope_index", &Model::GetRopeIndex, "input_ids"_a, "image_grid_thw"_a,
            "video_grid_thw"_a, "options"_a,
            (std::string("(position_ids [3, B, L], mrope_position_deltas [B, 1]). ") +

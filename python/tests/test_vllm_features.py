@@ -135,3 +135,18 @@ def test_audio_of_no_tokens_refused():
     with pytest.raises(ValueError, match=r"row 0, token 1: audio_feature_lengths\[0\] = 2 mel "
                                          "frames make 0 audio tokens"):
         model.get_rope_index(np.array([[100, 151647, 151648, 100]]), audio_feature_lengths=[2])
+
+
+def test_compare_conventions():
+    case = next(c for i, c in golden.load_cases() if i == "qwen2_5_vl/case_026")
+    model = golden.model_for(case)
+    inputs = case["inputs"]
+    agree, report = model.compare(inputs["input_ids"], inputs.get("image_grid_thw"),
+                                  inputs.get("video_grid_thw"),
+                                  **golden.media_kwargs(case), conventions=("hf_v4", "vllm"))
+    assert not agree
+    assert "hf_v4: delta 45" in report and "vllm: delta 60" in report
+    agree, report = model.compare([[5, 6, 7]], conventions=("hf_v4", "hf_v5_2", "vllm"))
+    assert agree and report.endswith("conventions agree\n")
+    with pytest.raises(ValueError, match="at least two conventions"):
+        model.compare([[5, 6, 7]], conventions=("vllm",))
