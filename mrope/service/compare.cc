@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,47 +48,56 @@ std::string Triple(const std::vector<double>& planar, int64_t stride, int64_t at
                       ")");
 }
 
+// What a divergence shows: a different time index (t alone differs), a different cursor (text or
+// the whole block moves), or the same prompt positions with other deltas or decode positions.
+enum class Divergence { kTime, kCursor, kTail };
+
 // A rule of ConventionRules in words, for the rules that make conventions differ.
 struct RuleText {
+  Divergence shows;
   const char* what;
   std::function<std::string(const ConventionRules&)> value;
 };
 
-std::vector<RuleText> Rules(bool reads_seconds) {
+// The rules that can differ for a family: all conventions' batch rules, plus Qwen2.5-VL's
+// image and video time where the family has them.
+std::vector<RuleText> Rules(const PositionPolicy& family) {
   std::vector<RuleText> rules = {
-      {"text after a vision block resumes at",
+      {Divergence::kCursor, "text after a vision block resumes at",
        [](const ConventionRules& r) {
          return std::string(r.block_end == BlockEnd::kMaxPlusOne ? "the block's max + 1"
                                                                  : "its start + max(h, w)/merge");
        }},
-      {"decode continues",
+      {Divergence::kTail, "decode continues",
        [](const ConventionRules& r) {
          return std::string(r.decode == DecodeRule::kCachePlusDelta
                                 ? "at cache position + delta on all axes"
                                 : "per axis from the prompt's last column + 1");
        }},
-      {"get_rope_index's delta is against",
+      {Divergence::kTail, "get_rope_index's delta is against",
        [](const ConventionRules& r) {
          return std::string(r.delta_against_unpadded ? "the unpadded length" : "the padded length");
        }},
-      {"Qwen2.5-VL images step t",
-       [](const ConventionRules& r) {
-         return std::string(r.images_step_time ? "by 1 per temporal grid" : "by 0 (interval 0)");
-       }},
-      {"text-only batches",
+      {Divergence::kTail, "text-only batches",
        [](const ConventionRules& r) {
          return std::string(r.text_only == TextOnlyBatch::kRowsNumbered
                                 ? "number each row's tokens like any row"
                                 : "take cumsum(mask) - 1");
        }},
-      {"padding slots come from",
+      {Divergence::kTail, "padding slots come from",
        [](const ConventionRules& r) {
          return std::string(r.v5_get_rope_index ? "the family's 5.x get_rope_index"
                                                 : "the v4 policy");
        }},
   };
-  if (reads_seconds) {
-    rules.push_back({"video time is", [](const ConventionRules& r) {
+  if (family.image_time == TimeIndex::kZero) {
+    rules.push_back({Divergence::kTime, "images step t", [](const ConventionRules& r) {
+                       return std::string(r.images_step_time ? "by 1 per temporal grid"
+                                                             : "by 0 (interval 0)");
+                     }});
+  }
+  if (family.seconds_list == SecondsList::kSecondPerGridTs) {
+    rules.push_back({Divergence::kTime, "video time is", [](const ConventionRules& r) {
                        return std::string(
                            r.reference_video_time == VideoTimeRounding::kTruncateIntervalFirst
                                ? "k * trunc(seconds per grid) * tokens_per_second"
@@ -115,8 +125,8 @@ absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
     return absl::InvalidArgumentError(absl::StrCat(
         "--compare needs at least two conventions, got ", conventions.size()));
   }
-  const bool reads_seconds =
-      PolicyFor(spec.positions).seconds_list == SecondsList::kSecondPerGridTs;
+  const PositionPolicy family = PolicyFor(spec.positions);
+  const bool reads_seconds = family.seconds_list == SecondsList::kSecondPerGridTs;
   std::vector<Outcome> outcomes;
   for (const Convention convention : conventions) {
     ModelSpec variant = spec;
@@ -147,6 +157,7 @@ absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
   out.report = absl::StrCat(spec.positions.rules->name, " under ", absl::StrJoin(names, ", "),
                             "\n");
   const Outcome& first = outcomes[0];
+  std::optional<Divergence> shown;  // what the first divergence shows
   const int64_t rows = static_cast<int64_t>(first.deltas.size());
   const int64_t total = first.cu_seqlens.back();
   for (int64_t row = 0; row < rows; ++row) {
@@ -169,6 +180,18 @@ absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
       tail_differs |= o.deltas[row] != first.deltas[row] ||
                       Triple(o.decode, rows, row) != Triple(first.decode, rows, row);
     }
+    if (diverges >= 0 && !shown.has_value()) {
+      bool t_only = true;
+      for (const Outcome& o : outcomes) {
+        for (int axis = 1; axis < 3; ++axis) {
+          t_only &= o.positions[axis * total + diverges] ==
+                    first.positions[axis * total + diverges];
+        }
+      }
+      shown = t_only ? Divergence::kTime : Divergence::kCursor;
+    } else if (tail_differs && !shown.has_value()) {
+      shown = Divergence::kTail;
+    }
     if (diverges >= 0) {
       absl::StrAppend(&out.report, "  first divergence: token ", diverges - begin, ":");
       for (const Outcome& o : outcomes) {
@@ -184,8 +207,9 @@ absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
     out.agree &= diverges < 0 && !tail_differs;
   }
   if (!out.agree) {
-    out.report += "rules that differ:\n";
-    for (const RuleText& rule : Rules(reads_seconds)) {
+    // The rules of the kind the first divergence shows, then the others that differ.
+    std::vector<std::string> because, others;
+    for (const RuleText& rule : Rules(family)) {
       std::vector<std::pair<std::string, std::vector<std::string>>> values;
       for (const Outcome& o : outcomes) {
         const std::string value = rule.value(ConventionRulesOf(o.convention));
@@ -199,7 +223,17 @@ absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
       for (const auto& [value, who] : values) {
         parts.push_back(absl::StrCat(value, " (", absl::StrJoin(who, ", "), ")"));
       }
-      absl::StrAppend(&out.report, "  ", rule.what, ": ", absl::StrJoin(parts, "; "), "\n");
+      (rule.shows == *shown ? because : others)
+          .push_back(absl::StrCat("  ", rule.what, ": ", absl::StrJoin(parts, "; "), "\n"));
+    }
+    if (!because.empty()) {
+      absl::StrAppend(&out.report, "diverging by the rule", because.size() > 1 ? "s" : "", ":\n",
+                      absl::StrJoin(because, ""));
+    }
+    if (!others.empty()) {
+      absl::StrAppend(&out.report, because.empty() ? "rules that differ:\n"
+                                                   : "other rules that differ:\n",
+                      absl::StrJoin(others, ""));
     }
   }
   absl::StrAppend(&out.report, out.agree ? "conventions agree\n" : "conventions disagree\n");

@@ -244,6 +244,7 @@ TEST(CliTest, ExplainCompareShowsWhereConventionsDiverge) {
   EXPECT_THAT(run.out, HasSubstr("hf_v4: delta 45, first decode position (69, 69, 69)"));
   EXPECT_THAT(run.out, HasSubstr("vllm: delta 60, first decode position (84, 84, 84)"));
   EXPECT_THAT(run.out, HasSubstr("first divergence: token 5: hf_v4 (8, 4, 4) vllm (9, 4, 4)"));
+  EXPECT_THAT(run.out, HasSubstr("diverging by the rules:\n  images step t: by 0"));
   EXPECT_THAT(run.out, HasSubstr("video time is: k * trunc(seconds per grid)"));
   EXPECT_THAT(run.out, HasSubstr("conventions disagree"));
 
