@@ -2,9 +2,9 @@
 #define MROPE_KERNELS_BENCH_UTIL_H_
 
 // What the kernel benchmarks (mrope_kernel_benchmark, fused_kernel_benchmark) share: their
-// model shapes and rotary spec, their positions, and how they time a call: CUDA events around batches of back-to-back calls on one
-// stream (a batch moves about 2 GB, 3 to 200 calls), or around replays of a CUDA graph of
-// kLaunchesPerGraph captured launches.
+// model shapes and rotary spec, their positions, and how they time a call: CUDA events around
+// batches of back-to-back calls on one stream (a batch moves about 2 GB, 3 to 200 calls), or
+// around replays of a CUDA graph of kLaunchesPerGraph captured launches.
 
 #include <algorithm>
 #include <cstdint>
