@@ -35,8 +35,9 @@ POSITIONS=$(echo mrope/positions/*.cc)
 JSON="mrope/common/json.cc mrope/common/json_reader.cc mrope/common/json_writer.cc"
 ROTARY="mrope/rotary/rope_params.cc mrope/rotary/rope_config.cc mrope/rotary/axis_map.cc"
 SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc mrope/rotary/heads_overlap.cc
-  mrope/rotary/half_float.cc mrope/service/position_service.cc mrope/service/proto_convert.cc
-  mrope/service/model_spec.cc mrope/service/request_io.cc mrope/service/textproto.cc
+  mrope/rotary/dtype_storage.cc mrope/rotary/half_float.cc
+  mrope/service/position_service.cc mrope/service/proto_convert.cc mrope/service/model_spec.cc
+  mrope/service/request_io.cc mrope/service/textproto.cc
   $WORK/gen/proto/mrope.pb.cc"
 declare -A SOURCES=(
   [positions_fuzzer]="$POSITIONS"
