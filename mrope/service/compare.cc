@@ -48,6 +48,60 @@ std::string Triple(const std::vector<double>& planar, int64_t stride, int64_t at
                       ")");
 }
 
+// The prompt as every convention can plan it: a vLLM request becomes its one-row batch (its
+// grids in offset order, its seconds per grid), and a batch without mm_token_type_ids gets them
+// from the ids (1 on image tokens, 2 on video tokens, as the processors' create_mm_token_type_ids)
+// for the conventions that read them. The vectors hold what prompt.batch views.
+struct ComparedPrompt {
+  Prompt prompt;
+  std::vector<int64_t> ids;
+  std::vector<int64_t> types;
+};
+
+absl::StatusOr<ComparedPrompt> ForComparison(const ModelConfig& config, const Prompt& prompt) {
+  if (prompt.vllm_evs.has_value()) {
+    return absl::InvalidArgumentError(
+        "--compare: an EVS-pruned request has one convention, vLLM's (see explain)");
+  }
+  if (!prompt.sequences.empty()) {
+    return absl::InvalidArgumentError(
+        "--compare takes token ids (a batch or a vLLM request), not explicit sequences");
+  }
+  ComparedPrompt out;
+  out.prompt = prompt;
+  PromptBatch& batch = out.prompt.batch;
+  if (prompt.vllm.has_value()) {
+    MROPE_ASSIGN_OR_RETURN(const std::vector<const MultiModalFeature*> sorted,
+                           SortedFeatures(config, *prompt.vllm, PositionLimits()));
+    out.prompt.vllm.reset();
+    out.ids.assign(prompt.vllm->input_tokens.begin(), prompt.vllm->input_tokens.end());
+    batch = PromptBatch();
+    batch.batch_size = 1;
+    batch.seq_len = static_cast<int64_t>(out.ids.size());
+    for (const MultiModalFeature* f : sorted) {
+      if (f->modality == Modality::kImage) {
+        batch.media.image_grid_thw.push_back(f->grid);
+      } else {
+        batch.media.video_grid_thw.push_back(f->grid);
+        batch.media.second_per_grid_ts.push_back(f->second_per_grid);
+      }
+    }
+    if (PolicyFor(config).seconds_list != SecondsList::kSecondPerGridTs) {
+      batch.media.second_per_grid_ts.clear();
+    }
+  } else {
+    out.ids.assign(batch.input_ids.begin(), batch.input_ids.end());
+  }
+  batch.input_ids = out.ids;
+  if (batch.mm_token_type_ids.empty()) {
+    for (const int64_t id : out.ids) {
+      out.types.push_back(id == config.tokens.image ? 1 : id == config.tokens.video ? 2 : 0);
+    }
+    batch.mm_token_type_ids = out.types;
+  }
+  return out;
+}
+
 // What a divergence shows: a different time index (t alone differs), a different cursor (text or
 // the whole block moves), or the same prompt positions with other deltas or decode positions.
 enum class Divergence { kTime, kCursor, kTail };
@@ -127,6 +181,7 @@ absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
   }
   const PositionPolicy family = PolicyFor(spec.positions);
   const bool reads_seconds = family.seconds_list == SecondsList::kSecondPerGridTs;
+  MROPE_ASSIGN_OR_RETURN(const ComparedPrompt compared, ForComparison(spec.positions, prompt));
   std::vector<Outcome> outcomes;
   for (const Convention convention : conventions) {
     ModelSpec variant = spec;
@@ -141,8 +196,8 @@ absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
                                        service.status().message()));
     }
     absl::StatusOr<Outcome> outcome = service->float_positions()
-                                          ? Run<float>(*service, prompt)
-                                          : Run<int64_t>(*service, prompt);
+                                          ? Run<float>(*service, compared.prompt)
+                                          : Run<int64_t>(*service, compared.prompt);
     if (!outcome.ok()) {
       return absl::Status(outcome.status().code(),
                           absl::StrCat(ConventionName(convention), ": ",

@@ -24,6 +24,9 @@ struct ConventionComparison {
 
 // Plans `prompt` under each of `conventions` (at least two, each one the family implements),
 // with each convention's own Qwen2.5-VL video time (ConventionRules::reference_video_time).
+// A vLLM request (mm_features) is compared as its one-row batch; mm_token_type_ids, when not
+// given, come from the ids (1 on image tokens, 2 on video tokens). EVS requests and explicit
+// sequences are refused.
 absl::StatusOr<ConventionComparison> CompareConventions(const ModelSpec& spec,
                                                         const Prompt& prompt,
                                                         absl::Span<const Convention> conventions);

@@ -248,6 +248,27 @@ TEST(CliTest, ExplainCompareShowsWhereConventionsDiverge) {
   EXPECT_THAT(run.out, HasSubstr("video time is: k * trunc(seconds per grid)"));
   EXPECT_THAT(run.out, HasSubstr("conventions disagree"));
 
+  // qwen2_5_vl_vllm_mm_features/case_010, a vLLM request compared as its one-row batch: vLLM
+  // gives delta 28 and continues at 42, transformers v5 delta 20, v4.57.6 delta 21.
+  run = RunMrope("explain --compare=hf_v4,hf_v5,vllm "
+                 "--golden=tests/golden/qwen2_5_vl_vllm_mm_features/case_010.json");
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("hf_v4: delta 21"));
+  EXPECT_THAT(run.out, HasSubstr("hf_v5: delta 20"));
+  EXPECT_THAT(run.out, HasSubstr("vllm: delta 28, first decode position (42, 42, 42)"));
+  // qwen2_vl_hf_v5/case_006: v5 resumes after the video at 9 + 8/2 = 13, v4 at 25.
+  run = RunMrope("explain --compare=hf_v4,hf_v5 "
+                 "--golden=tests/golden/qwen2_vl_hf_v5/case_006.json");
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("first divergence: token 73: hf_v4 (25, 25, 25) hf_v5 "
+                                 "(13, 13, 13)\ndiverging by the rule:\n  text after a vision "
+                                 "block resumes at: the block's max + 1 (hf_v4); its start + "
+                                 "max(h, w)/merge (hf_v5)"));
+  // Qwen3-VL: vLLM equals transformers v5 on the same tokens (the golden README).
+  run = RunMrope("explain --compare=hf_v5,vllm "
+                 "--golden=tests/golden/qwen3_vl_vllm_mm_features/case_005.json");
+  EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+
   // A text-only prompt: every convention agrees.
   run = RunMrope("explain --compare=hf_v4,hf_v5_2,vllm --config=qwen2_vl "
                  "--request=tests/cli/testdata/text_only.json");
