@@ -320,12 +320,54 @@ static mrope_heads_view View(void* base, int first_head, int num_heads) {
   return view;
 }
 
-static void TestKernels(void) {
-  mrope_model* model = LoadPreset("qwen2_vl");
+static mrope_rotary* CreateRotary(const mrope_model* model) {
   mrope_rotary* rotary = NULL;
   CheckStatus(
       mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message, sizeof(message)),
       MROPE_OK, "mrope_rotary_create", NULL);
+  return rotary;
+}
+
+/* cos/sin of the prompt's positions (kExpected). */
+static void PromptCosSin(const mrope_rotary* rotary, float cos_values[kTokens][kPairs],
+                         float sin_values[kTokens][kPairs]) {
+  const mrope_positions_view positions = PromptPositions();
+  CheckStatus(mrope_rotary_cos_sin(rotary, &positions, &cos_values[0][0], &sin_values[0][0],
+                                   kTokens * kPairs, message, sizeof(message)),
+              MROPE_OK, "mrope_rotary_cos_sin", NULL);
+}
+
+/* The kernel on a device qkv buffer (q: heads 0-1, k: head 2) at device positions kExpected. */
+static mrope_kernel_args KernelArgs(Qkv* qkv, const int64_t* positions, int* error_flag) {
+  mrope_kernel_args args;
+  memset(&args, 0, sizeof(args));
+  args.struct_size = sizeof(args);
+  args.q = View(qkv, 0, kQHeads);
+  args.k = View(qkv, kQHeads, kKHeads);
+  args.positions = PromptPositions();
+  args.positions.data = positions;
+  args.error_flag = error_flag;
+  return args;
+}
+
+/* The fused kernel without norm or cache: q in place, k written back in place. */
+static mrope_fused_args FusedInPlace(Qkv* qkv, const int64_t* positions, int* error_flag) {
+  mrope_fused_args fused;
+  memset(&fused, 0, sizeof(fused));
+  fused.struct_size = sizeof(fused);
+  fused.q = View(qkv, 0, kQHeads);
+  fused.k = View(qkv, kQHeads, kKHeads);
+  fused.v = View(qkv, kQHeads + kKHeads, kKHeads);
+  fused.k_out = fused.k;
+  fused.positions = PromptPositions();
+  fused.positions.data = positions;
+  fused.error_flag = error_flag;
+  return fused;
+}
+
+static void TestKernels(void) {
+  mrope_model* model = LoadPreset("qwen2_vl");
+  mrope_rotary* rotary = CreateRotary(model);
   mrope_rotary* refused = (mrope_rotary*)1;
   CheckStatus(mrope_rotary_create(model, kTokens, 5, &refused, message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_rotary_create(math 5)", "sincos_math is 5");
@@ -341,16 +383,14 @@ static void TestKernels(void) {
         info.attention_scaling);
 
   /* cos/sin of the prompt's positions. */
-  const mrope_positions_view host_positions = PromptPositions();
   static float cos_values[kTokens][kPairs], sin_values[kTokens][kPairs];
-  CheckStatus(mrope_rotary_cos_sin(rotary, &host_positions, &cos_values[0][0], &sin_values[0][0],
-                                   kTokens * kPairs, message, sizeof(message)),
-              MROPE_OK, "mrope_rotary_cos_sin", NULL);
+  PromptCosSin(rotary, cos_values, sin_values);
   Check(cos_values[0][0] == 1.0f && sin_values[0][0] == 0.0f, "position 0: cos %g sin %g",
         cos_values[0][0], sin_values[0][0]);
   /* Token 5 (image row 0, column 1): pair 0 (t) at 4, pair 63 (w) at 5. */
   Check(sin_values[5][0] == (float)sin(4.0) && sin_values[5][63] != sin_values[4][63],
         "axis map of token 5");
+  const mrope_positions_view host_positions = PromptPositions();
   CheckStatus(mrope_rotary_cos_sin(rotary, &host_positions, &cos_values[0][0], &sin_values[0][0],
                                    10, message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_rotary_cos_sin(capacity 10)", "cos_capacity");
@@ -367,14 +407,7 @@ static void TestKernels(void) {
   int64_t* positions = DeviceCopy(kExpected, sizeof(kExpected));
   int zero = 0;
   int* error_flag = DeviceCopy(&zero, sizeof(zero));
-  mrope_kernel_args args;
-  memset(&args, 0, sizeof(args));
-  args.struct_size = sizeof(args);
-  args.q = View(qkv, 0, kQHeads);
-  args.k = View(qkv, kQHeads, kKHeads);
-  args.positions = host_positions;
-  args.positions.data = positions;
-  args.error_flag = error_flag;
+  mrope_kernel_args args = KernelArgs(qkv, positions, error_flag);
   CheckStatus(mrope_launch_kernel(rotary, &args, NULL, message, sizeof(message)), MROPE_OK,
               "mrope_launch_kernel", NULL);
   Synchronize();
@@ -386,15 +419,7 @@ static void TestKernels(void) {
 
   /* The fused kernel without norm or cache: q in place, k written back in place. */
   Qkv* fused_qkv = DeviceCopy(&host, sizeof(host));
-  mrope_fused_args fused;
-  memset(&fused, 0, sizeof(fused));
-  fused.struct_size = sizeof(fused);
-  fused.q = View(fused_qkv, 0, kQHeads);
-  fused.k = View(fused_qkv, kQHeads, kKHeads);
-  fused.v = View(fused_qkv, kQHeads + kKHeads, kKHeads);
-  fused.k_out = fused.k;
-  fused.positions = args.positions;
-  fused.error_flag = error_flag;
+  mrope_fused_args fused = FusedInPlace(fused_qkv, positions, error_flag);
   CheckStatus(mrope_launch_fused_kernel(rotary, &fused, NULL, message, sizeof(message)), MROPE_OK,
               "mrope_launch_fused_kernel", NULL);
   Synchronize();
@@ -469,14 +494,8 @@ static int LaunchOnCopy(const mrope_rotary* rotary, const Qkv* in, int32_t direc
   int64_t* positions = DeviceCopy(kExpected, sizeof(kExpected));
   int zero = 0;
   int* error_flag = DeviceCopy(&zero, sizeof(zero));
-  mrope_kernel_args args;
-  memset(&args, 0, sizeof(args));
+  mrope_kernel_args args = KernelArgs(qkv, positions, error_flag);
   args.struct_size = size;
-  args.q = View(qkv, 0, kQHeads);
-  args.k = View(qkv, kQHeads, kKHeads);
-  args.positions = PromptPositions();
-  args.positions.data = positions;
-  args.error_flag = error_flag;
   args.direction = direction;
   const int status = mrope_launch_kernel(rotary, &args, NULL, message, sizeof(message));
   Synchronize();
@@ -494,15 +513,9 @@ static int LaunchOnCopy(const mrope_rotary* rotary, const Qkv* in, int32_t direc
  * undoes the forward within rounding; an older struct_size means forward. */
 static void TestBackward(void) {
   mrope_model* model = LoadPreset("qwen2_vl");
-  mrope_rotary* rotary = NULL;
-  CheckStatus(
-      mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message, sizeof(message)),
-      MROPE_OK, "mrope_rotary_create", NULL);
-  const mrope_positions_view host_positions = PromptPositions();
+  mrope_rotary* rotary = CreateRotary(model);
   static float cos_values[kTokens][kPairs], sin_values[kTokens][kPairs];
-  CheckStatus(mrope_rotary_cos_sin(rotary, &host_positions, &cos_values[0][0], &sin_values[0][0],
-                                   kTokens * kPairs, message, sizeof(message)),
-              MROPE_OK, "mrope_rotary_cos_sin", NULL);
+  PromptCosSin(rotary, cos_values, sin_values);
   static Qkv gradient, expected, result, round_trip;
   FillPseudorandom(&gradient, 11);
   expected = gradient;
@@ -550,16 +563,7 @@ static void TestBackward(void) {
   int64_t* positions = DeviceCopy(kExpected, sizeof(kExpected));
   int zero = 0;
   int* error_flag = DeviceCopy(&zero, sizeof(zero));
-  mrope_fused_args fused;
-  memset(&fused, 0, sizeof(fused));
-  fused.struct_size = sizeof(fused);
-  fused.q = View(fused_qkv, 0, kQHeads);
-  fused.k = View(fused_qkv, kQHeads, kKHeads);
-  fused.v = View(fused_qkv, kQHeads + kKHeads, kKHeads);
-  fused.k_out = fused.k;
-  fused.positions = host_positions;
-  fused.positions.data = positions;
-  fused.error_flag = error_flag;
+  mrope_fused_args fused = FusedInPlace(fused_qkv, positions, error_flag);
   fused.direction = MROPE_INVERSE;
   CheckStatus(mrope_launch_fused_kernel(rotary, &fused, NULL, message, sizeof(message)), MROPE_OK,
               "mrope_launch_fused_kernel(inverse)", NULL);

@@ -6,27 +6,14 @@ without torch)."""
 import numpy as np
 import pytest
 
-import mrope
 import mrope.cuda as mc
 from mrope import _capi
 
-from test_cuda import GRID, PROMPT, TOKENS, CudaArrayInterface, qkv_buffer, rotate
+from test_cuda import CudaArrayInterface, qkv_buffer, rotate
+from test_cuda import model, prompt  # noqa: F401 (fixtures: qwen2_vl and test_cuda's PROMPT)
 
 pytestmark = pytest.mark.skipif(not _capi.kernels_on_host(),
                                 reason="needs the host-harness package (pytest_cuda_host)")
-
-
-@pytest.fixture(scope="module")
-def model():
-    return mrope.Model.from_config("qwen2_vl")
-
-
-@pytest.fixture(scope="module")
-def prompt(model):
-    """(positions [3, T] int64, cos [T, 64], sin [T, 64]) of test_cuda's PROMPT."""
-    plan = model.plan(PROMPT, GRID)
-    cos, sin = plan.cos_sin()
-    return np.ascontiguousarray(plan.positions()[:, 0]), cos[0], sin[0]
 
 
 def test_inverse_is_the_rotation_by_minus_angle_bit_for_bit(model, prompt):

@@ -12,6 +12,7 @@
 #include "mrope/service/position_service.h"
 #include "mrope/service/request_io.h"
 #include "mrope/service/response_json.h"
+#include "tests/testing/service_testing.h"
 
 namespace mrope {
 namespace {
@@ -34,24 +35,10 @@ constexpr char kIdBatch[] = R"({"inputs": {
                   [21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32]],
     "image_grid_thw": [[1, 4, 4]]}})";
 
-PositionService Service(const std::string& preset) {
-  auto spec = PresetModelSpec(preset);
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  auto service = PositionService::Create(*spec);
-  EXPECT_TRUE(service.ok()) << service.status();
-  return *std::move(service);
-}
-
 PositionRequest Request(const std::string& json) {
   auto request = PositionRequestFromJson(json);
   EXPECT_TRUE(request.ok()) << request.status();
   return request.ok() ? *request : PositionRequest();
-}
-
-PositionResponse Handle(const PositionService& service, const PositionRequest& request) {
-  auto response = service.Handle(request);
-  EXPECT_TRUE(response.ok()) << response.status();
-  return response.ok() ? *response : PositionResponse();
 }
 
 std::vector<int64_t> Shape(const PositionResponse& response) {
@@ -92,7 +79,7 @@ void ExpectRanksSliceTheWhole(const PositionService& service, PositionRequest re
 }
 
 TEST(ContextParallelServiceTest, PackedRanksSliceThePackedPositions) {
-  const PositionService service = Service("qwen2_5_vl");
+  const PositionService service = PresetService("qwen2_5_vl");
   PositionRequest request = Request(kSamples);
   request.mutable_options()->set_layout(PositionOptions::PACKED);
   const PositionResponse whole = Handle(service, request);
@@ -110,7 +97,7 @@ TEST(ContextParallelServiceTest, PackedRanksSliceThePackedPositions) {
 }
 
 TEST(ContextParallelServiceTest, PaddedRanksSliceTheRowsPaddedToTheBatchLength) {
-  const PositionService service = Service("qwen2_5_vl");
+  const PositionService service = PresetService("qwen2_5_vl");
   PositionRequest request = Request(kSamples);
   // The whole: every row's own tokens, then decode positions up to L = 64.
   request.mutable_options()->set_window_begin(0);
@@ -128,7 +115,7 @@ TEST(ContextParallelServiceTest, PaddedRanksSliceTheRowsPaddedToTheBatchLength) 
 }
 
 TEST(ContextParallelServiceTest, TokenIdBatchRanksSliceItsPositions) {
-  const PositionService service = Service("qwen2_vl");
+  const PositionService service = PresetService("qwen2_vl");
   PositionRequest request = Request(kIdBatch);
   const PositionResponse whole = Handle(service, request);  // [3][2][12], no padding
   ASSERT_THAT(Shape(whole), ElementsAre(3, 2, 12));
@@ -138,7 +125,7 @@ TEST(ContextParallelServiceTest, TokenIdBatchRanksSliceItsPositions) {
 }
 
 TEST(ContextParallelServiceTest, OtherOutputTypesHoldTheSameValues) {
-  const PositionService service = Service("qwen2_vl");
+  const PositionService service = PresetService("qwen2_vl");
   PositionRequest request = Request(kIdBatch);
   request.mutable_options()->set_cp_size(3);
   request.mutable_options()->set_cp_rank(1);
@@ -159,7 +146,7 @@ TEST(ContextParallelServiceTest, JsonRequestAndResponseCarryTheFields) {
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_EQ(request->options().cp_size(), 2);
   EXPECT_EQ(request->options().cp_rank(), 1);
-  const std::string json = PositionResponseToJson(Handle(Service("qwen2_vl"), *request));
+  const std::string json = PositionResponseToJson(Handle(PresetService("qwen2_vl"), *request));
   EXPECT_EQ(json,
             R"({"position_ids":[[[1,2]],[[1,2]],[[1,2]]],"mrope_position_deltas":[0],)"
             R"("rope_deltas":[0],"cu_seqlens":[0,2],"cp_token_index":[1,2]})");
@@ -169,7 +156,7 @@ TEST(ContextParallelServiceTest, JsonRequestAndResponseCarryTheFields) {
 }
 
 TEST(ContextParallelServiceTest, ErrorsNameTheFieldsAndValues) {
-  const PositionService service = Service("qwen2_5_vl");
+  const PositionService service = PresetService("qwen2_5_vl");
   const auto message = [&](const std::string& options) {
     auto request = PositionRequestFromJson(
         R"({"inputs": {"input_ids": [[1, 2, 3, 4, 5, 6]]}, "options": )" + options + "}");
