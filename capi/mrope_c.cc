@@ -64,11 +64,12 @@ absl::Status CheckList(const T* data, int64_t count, int64_t limit, const char* 
   return absl::OkStatus();
 }
 
-template <typename T>
-absl::StatusOr<std::vector<T>> ReadList(const T* data, int64_t count, int64_t limit,
-                                        const char* name) {
+// A list of T, held as Stored (the C ABI's float32 seconds are held as double, widened).
+template <typename T, typename Stored = T>
+absl::StatusOr<std::vector<Stored>> ReadList(const T* data, int64_t count, int64_t limit,
+                                             const char* name) {
   MROPE_RETURN_IF_ERROR(CheckList(data, count, limit, name));
-  return std::vector<T>(data, data + count);
+  return std::vector<Stored>(data, data + count);
 }
 
 // [count][3] (t, h, w) rows.
@@ -105,10 +106,12 @@ absl::StatusOr<Prompt> ReadBatch(const mrope_batch& in) {
                          ReadGrids(in.video_grid_thw, in.num_videos, tokens, "video_grid_thw"));
   MROPE_ASSIGN_OR_RETURN(
       media.second_per_grid_ts,
-      ReadList(in.second_per_grid_ts, in.num_second_per_grid_ts, tokens, "second_per_grid_ts"));
-  MROPE_ASSIGN_OR_RETURN(media.video_second_per_grid,
-                         ReadList(in.video_second_per_grid, in.num_video_second_per_grid, tokens,
-                                  "video_second_per_grid"));
+      (ReadList<float, double>(in.second_per_grid_ts, in.num_second_per_grid_ts, tokens,
+                               "second_per_grid_ts")));
+  MROPE_ASSIGN_OR_RETURN(
+      media.video_second_per_grid,
+      (ReadList<float, double>(in.video_second_per_grid, in.num_video_second_per_grid, tokens,
+                               "video_second_per_grid")));
   MROPE_ASSIGN_OR_RETURN(media.audio_feature_lengths,
                          ReadList(in.audio_feature_lengths, in.num_audio_feature_lengths, tokens,
                                   "audio_feature_lengths"));

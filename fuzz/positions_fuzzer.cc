@@ -442,8 +442,8 @@ void RunBatch(const ModelConfig& config, const PositionLimits& limits, uint8_t f
   for (Grid& g : media.image_grid_thw) g = ReadGrid(in);
   media.video_grid_thw.resize(in.Byte() % 16);
   for (Grid& g : media.video_grid_thw) g = ReadGrid(in);
-  std::vector<float> seconds(in.Byte() % 17);
-  for (float& s : seconds) s = Seconds(in);
+  std::vector<double> seconds(in.Byte() % 17);
+  for (double& s : seconds) s = Seconds(in);
   (PolicyFor(config).seconds_list == SecondsList::kSecondPerGridTs
        ? media.second_per_grid_ts
        : media.video_second_per_grid) = seconds;

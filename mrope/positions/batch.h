@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -16,6 +17,7 @@
 #include "mrope/positions/position_buffer.h"
 #include "mrope/positions/scanner.h"
 #include "mrope/positions/sequence_positions.h"
+#include "mrope/positions/vllm_evs.h"
 
 namespace mrope {
 
@@ -73,6 +75,8 @@ struct BatchPlan {
   double rope_index_pad_value = 1;
   DecodeRule decode = DecodeRule::kCachePlusDelta;
   std::vector<SequencePositions> rows;  // each row's real tokens
+  // An EVS-pruned vLLM request (one row, no padding): its positions, in place of rows.
+  std::shared_ptr<const VllmEvsPositions> evs;
   // Row by row, in one vector (one allocation, not one per field: a service call makes few).
   std::vector<RowLayout> layouts;
   // What it was planned under; FillDecode bounds its output by them before allocating.

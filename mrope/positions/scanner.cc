@@ -16,7 +16,7 @@ namespace mrope {
 namespace {
 
 // The seconds-per-grid list the policy reads, and its request name; null for kNone.
-const std::vector<float>* SecondsListOf(SecondsList list, const MediaInputs& media) {
+const std::vector<double>* SecondsListOf(SecondsList list, const MediaInputs& media) {
   switch (list) {
     case SecondsList::kSecondPerGridTs:
       return &media.second_per_grid_ts;
@@ -166,12 +166,12 @@ class RowScanner {
     return absl::OkStatus();
   }
 
-  float SecondsPerGrid(size_t video) const {
+  double SecondsPerGrid(size_t video) const {
     // Fuzzer finding (tests/regression/positions_regression_test.cc): Qwen2-VL and Qwen3-VL
     // have no time scale, so ValidateMediaInputs does not check their seconds lists; indexing
     // one shorter than video_grid_thw read past its end. Those families ignore the lists.
-    const std::vector<float>* list = SecondsListOf(policy_.seconds_list, media_);
-    return list == nullptr || list->empty() ? 1.0f : (*list)[video];
+    const std::vector<double>* list = SecondsListOf(policy_.seconds_list, media_);
+    return list == nullptr || list->empty() ? 1.0 : (*list)[video];
   }
 
   // The block start marker as the family's config names it (vision_start, GLM's image_start);
@@ -318,7 +318,14 @@ class RowScanner {
       return RowError(row_, i, "audio_feature_lengths[", cursor_.audio, "] must be >= 1, got ",
                       frames);
     }
-    return AudioTokenCount(policy_.audio_length, frames);
+    // HF raises on an audio the encoder turns into no token (Qwen2.5-Omni: 1 or 2 mel frames),
+    // alone or inside a video; so does mrope, in both places.
+    const int64_t tokens = AudioTokenCount(policy_.audio_length, frames);
+    if (tokens < 1) {
+      return RowError(row_, i, "audio_feature_lengths[", cursor_.audio, "] = ", frames,
+                      " mel frames make ", tokens, " audio tokens; an audio needs at least one");
+    }
+    return tokens;
   }
 
   absl::StatusOr<int64_t> ScanAudioBlock(int64_t i) {

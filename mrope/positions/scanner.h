@@ -22,8 +22,12 @@ namespace mrope {
 struct MediaInputs {
   std::vector<Grid> image_grid_thw;
   std::vector<Grid> video_grid_thw;
-  std::vector<float> second_per_grid_ts;     // Qwen2.5-VL: one per video; empty means 1.0
-  std::vector<float> video_second_per_grid;  // Omni: one per video; empty means 1.0
+  // Seconds per temporal grid, one per video (empty means 1.0), in the precision given: JSON
+  // and the proto carry float32 (what processors give), Python float64 too. Qwen2.5-VL's time
+  // rules truncate or scale the value as given, as HF and vLLM do; the Omni rules compute in
+  // float32 (HF's .float()).
+  std::vector<double> second_per_grid_ts;     // Qwen2.5-VL
+  std::vector<double> video_second_per_grid;  // Omni
   std::vector<int64_t> audio_feature_lengths;  // Omni: mel frames per audio clip, in order
   bool use_audio_in_video = false;             // Omni
   // GLM-Image: grids per row; image_grid_thw lists each row's source images, then its

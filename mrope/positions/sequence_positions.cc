@@ -36,7 +36,7 @@ inline double Trunc(double x) {
 // Time index of temporal grid k (as HF computes it; see TimeIndex in model_config.h). Inlined:
 // the writer calls it once per frame, and a call per frame cost more than the switch.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline double TimeIndexValue(TimeIndex kind, int64_t k,
-                                                          float seconds_per_grid,
+                                                          double seconds_per_grid,
                                                           const ModelConfig& config,
                                                           bool float_positions) {
   const float pips = static_cast<float>(config.position_id_per_seconds);
@@ -62,11 +62,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline double TimeIndexValue(TimeIndex kind, int64_
       // Fuzzer finding (tests/regression/positions_regression_test.cc): the int64 casts were
       // undefined for a huge seconds_per_grid; trunc() keeps such values, which max_position
       // then refuses.
-      const float scaled = (static_cast<float>(k) * seconds_per_grid) * pips;
+      const float scaled = (static_cast<float>(k) * static_cast<float>(seconds_per_grid)) * pips;
       return Trunc(scaled);
     }
     case TimeIndex::kSecondsFloat32:
-      return (static_cast<float>(k) * seconds_per_grid) * pips;
+      return (static_cast<float>(k) * static_cast<float>(seconds_per_grid)) * pips;
   }
   return 0;
 }
@@ -120,11 +120,12 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
                      absl::StrCat(config.rules->name, " has no audio"));
   }
   if (span.kind == SpanKind::kAudio || span.kind == SpanKind::kAudioInVideo) {
-    const int64_t min_audio = span.kind == SpanKind::kAudioInVideo ? 1 : 0;
-    if (span.audio_tokens < min_audio || span.audio_tokens > limits.max_grid_tokens) {
+    // At least one token, alone or in a video, as HF requires (its encoder output for 1-2 mel
+    // frames is empty, and get_rope_index raises).
+    if (span.audio_tokens < 1 || span.audio_tokens > limits.max_grid_tokens) {
       return SpanError(index, span,
-                       absl::StrCat("audio_tokens must be in [", min_audio,
-                                    ", max_grid_tokens = ", limits.max_grid_tokens, "], got ",
+                       absl::StrCat("audio_tokens must be in [1, max_grid_tokens = ",
+                                    limits.max_grid_tokens, "], got ",
                                     span.audio_tokens));
     }
   } else if (span.audio_tokens != 0) {

@@ -36,7 +36,9 @@ struct Span {
   SpanKind kind = SpanKind::kText;
   int64_t text_tokens = 0;       // kText only
   Grid grid;                     // kImage, kVideo, kAudioInVideo
-  float seconds_per_grid = 1.0f;  // kVideo, kAudioInVideo (float32, as processors give it)
+  // kVideo, kAudioInVideo: the value as given (processors give float32; HF truncates a
+  // float64 or Python float in its own type, so it is held as a double).
+  double seconds_per_grid = 1.0;
   int64_t audio_tokens = 0;      // kAudio, kAudioInVideo: tokens after the audio encoder
   // False when the prompt ends inside the block, before its end marker (an image block cut at
   // the end of a row). Only the last span of a sequence may be open.
@@ -56,7 +58,7 @@ struct Span {
     s.grid = grid;
     return s;
   }
-  static Span Video(Grid grid, float seconds_per_grid) {
+  static Span Video(Grid grid, double seconds_per_grid) {
     Span s;
     s.kind = SpanKind::kVideo;
     s.grid = grid;
@@ -69,7 +71,7 @@ struct Span {
     s.audio_tokens = audio_tokens;
     return s;
   }
-  static Span AudioInVideo(Grid grid, float seconds_per_grid, int64_t audio_tokens) {
+  static Span AudioInVideo(Grid grid, double seconds_per_grid, int64_t audio_tokens) {
     Span s;
     s.kind = SpanKind::kAudioInVideo;
     s.grid = grid;

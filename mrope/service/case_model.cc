@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
@@ -73,7 +74,16 @@ absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
 
 absl::StatusOr<ModelSpec> ModelSpecFromCase(const Value& doc) {
   MROPE_ASSIGN_OR_RETURN(const Value* model, GetField(doc, "model", "case"));
-  MROPE_ASSIGN_OR_RETURN(const std::string name, AsString(*model, "model"));
+  MROPE_ASSIGN_OR_RETURN(std::string name, AsString(*model, "model"));
+  // A vLLM request case (convention vllm_mm_features or vllm_evs) names its folder; its model
+  // is the family's vLLM preset ("qwen3_vl_vllm_evs" -> "qwen3_vl_vllm").
+  if (const Value* convention = FindField(doc, "convention")) {
+    MROPE_ASSIGN_OR_RETURN(const std::string value, AsString(*convention, "convention"));
+    const std::string suffix = absl::StrCat("_", value);
+    if (absl::StartsWith(value, "vllm_") && absl::EndsWith(name, suffix)) {
+      name = absl::StrCat(name.substr(0, name.size() - suffix.size()), "_vllm");
+    }
+  }
   MROPE_ASSIGN_OR_RETURN(ModelSpec spec, PresetModelSpec(name));
   const Value* config = FindField(doc, "config");
   MROPE_ASSIGN_OR_RETURN(spec.positions,

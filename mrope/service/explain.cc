@@ -92,7 +92,7 @@ absl::Status ExplainRow(const SequencePositions& seq, const PositionPolicy& poli
         "  %-4d %-22s %-13s %-11s %-9s %-7s %-17s %-17s %-17s %s\n", i, kind,
         Range(p.first_token, after - 1), has_grid ? GridText(s.grid) : "-",
         has_grid ? GridText(p.merged_grid) : "-",
-        has_seconds ? Num(s.seconds_per_grid) : "-", ranges[0], ranges[1], ranges[2],
+        has_seconds ? absl::StrCat(s.seconds_per_grid) : "-", ranges[0], ranges[1], ranges[2],
         next[0] == next[1] && next[1] == next[2]
             ? Num(next[0])
             : absl::StrCat("(", Num(next[0]), ", ", Num(next[1]), ", ", Num(next[2]), ")"));

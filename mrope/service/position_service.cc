@@ -72,6 +72,44 @@ absl::Status FillContextParallel(const BatchPlan& plan, const OutputOptions& opt
   return absl::OkStatus();
 }
 
+// An EVS request's positions: the window (or the whole prompt) as [3][1][W], or [3][W] packed.
+template <typename Out>
+absl::Status FillEvs(const VllmEvsPositions& evs, const OutputOptions& options,
+                     const PositionLimits& limits, PositionResult<Out>& result) {
+  const TokenWindow window = options.window.value_or(TokenWindow{0, evs.num_tokens()});
+  if (window.begin < 0 || window.end <= window.begin ||
+      window.end - window.begin > limits.max_tokens_per_row) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "window [", window.begin, ", ", window.end, ") must have 0 <= begin < end and at most "
+        "max_tokens_per_row = ", limits.max_tokens_per_row, " tokens"));
+  }
+  const int64_t w = window.end - window.begin;
+  result.position_ids.resize(3 * w);
+  Out* t = result.position_ids.data();
+  MROPE_RETURN_IF_ERROR(evs.Fill<Out>(window.begin, window.end, {t, t + w, t + 2 * w}));
+  if (options.layout == OutputLayout::kPacked) {
+    result.shape = {3, w};
+    result.cu_seqlens = {0, w};
+  } else {
+    result.shape = {3, 1, w};
+  }
+  return absl::OkStatus();
+}
+
+// Its decode steps [3][1][steps]: the tokens past the prompt.
+template <typename Out>
+absl::Status FillEvsDecode(const VllmEvsPositions& evs, int64_t steps,
+                           const PositionLimits& limits, PositionBuffer<Out>& out) {
+  if (steps < 0 || steps > limits.max_decode_steps) {
+    return absl::InvalidArgumentError(absl::StrCat("decode_steps must be in [0, ",
+                                                   limits.max_decode_steps, "], got ", steps));
+  }
+  out.resize(3 * steps);
+  Out* t = out.data();
+  const int64_t n = evs.num_tokens();
+  return evs.Fill<Out>(n, n + steps, {t, t + steps, t + 2 * steps});
+}
+
 // cos/sin [tokens][pairs] of planar positions [3][tokens].
 template <typename Out>
 absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
@@ -129,19 +167,51 @@ absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
 absl::StatusOr<PositionService> PositionService::Create(ModelSpec spec, PositionLimits limits) {
   MROPE_ASSIGN_OR_RETURN(SequencePlanner planner, SequencePlanner::Create(spec.positions, limits));
   if (spec.rope.has_value()) MROPE_RETURN_IF_ERROR(ValidateRopeParameters(*spec.rope));
-  return PositionService(std::move(spec), std::move(planner));
+  ModelConfig vllm = spec.positions;
+  vllm.convention = Convention::kVllm;
+  absl::StatusOr<SequencePlanner> vllm_planner = SequencePlanner::Create(vllm, limits);
+  if (!vllm_planner.ok()) {
+    vllm_planner = absl::InvalidArgumentError(absl::StrCat(
+        "a vLLM request needs the vLLM convention, and ", spec.name, " has none in mrope: ",
+        vllm_planner.status().message()));
+  }
+  return PositionService(std::move(spec), std::move(planner), std::move(vllm_planner));
 }
 
 absl::StatusOr<BatchPlan> PositionService::Plan(const Prompt& prompt) const {
-  const bool has_batch = prompt.batch.batch_size > 0;
-  const bool has_sequences = !prompt.sequences.empty();
-  if (has_batch == has_sequences) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a prompt needs either a batch of token ids or explicit sequences, got ",
-                     has_batch ? "both" : "neither"));
+  const int given = (prompt.batch.batch_size > 0) + !prompt.sequences.empty() +
+                    prompt.vllm.has_value() + prompt.vllm_evs.has_value();
+  if (given != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a prompt needs exactly one of a batch of token ids, explicit sequences or a vLLM "
+        "request, got ", given));
   }
-  if (has_batch) return PlanBatch(planner_, prompt.batch);
-  return PlanSequences(planner_, prompt.sequences);
+  if (prompt.batch.batch_size > 0) return PlanBatch(planner_, prompt.batch);
+  if (!prompt.sequences.empty()) return PlanSequences(planner_, prompt.sequences);
+  return PlanVllm(prompt);
+}
+
+absl::StatusOr<BatchPlan> PositionService::PlanVllm(const Prompt& prompt) const {
+  if (!vllm_planner_.ok()) return vllm_planner_.status();
+  const SequencePlanner& planner = *vllm_planner_;
+  if (prompt.vllm.has_value()) {
+    MROPE_ASSIGN_OR_RETURN(std::vector<Span> spans,
+                           VllmRequestSpans(planner.config(), *prompt.vllm, planner.limits()));
+    return PlanSequences(planner, {std::move(spans)});
+  }
+  MROPE_ASSIGN_OR_RETURN(VllmEvsPositions evs,
+                         VllmEvsPositions::Create(planner.config(), *prompt.vllm_evs,
+                                                  planner.limits()));
+  BatchPlan plan;
+  plan.batch_size = 1;
+  plan.seq_len = evs.num_tokens();
+  plan.pad_value = plan.rope_index_pad_value = 0;
+  plan.limits = planner.limits();
+  RowLayout& layout = plan.layouts.emplace_back();
+  layout.delta = layout.decode_delta = static_cast<double>(evs.delta());
+  layout.decode_offset = evs.num_tokens();
+  plan.evs = std::make_shared<const VllmEvsPositions>(std::move(evs));
+  return plan;
 }
 
 template <typename Out>
@@ -153,7 +223,13 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   }
   PositionResult<Out> result;
   const int64_t b = plan.batch_size;
-  if (options.context_parallel.has_value()) {
+  if (plan.evs != nullptr) {
+    if (options.context_parallel.has_value()) {
+      return absl::InvalidArgumentError(
+          "cp_size: context parallelism slices training batches, not a vLLM EVS request");
+    }
+    MROPE_RETURN_IF_ERROR(FillEvs(*plan.evs, options, limits(), result));
+  } else if (options.context_parallel.has_value()) {
     MROPE_RETURN_IF_ERROR(FillContextParallel(plan, options, limits(), result));
   } else if (options.window.has_value()) {
     MROPE_RETURN_IF_ERROR(FillWindow(plan, *options.window, limits(), result.position_ids));
@@ -178,7 +254,10 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   result.mrope_position_deltas = PerRowDeltas<Out>(plan, &RowLayout::delta);
   result.rope_deltas = PerRowDeltas<Out>(plan, &RowLayout::decode_delta);
   if (options.decode_steps != 0) {
-    MROPE_RETURN_IF_ERROR(FillDecode(plan, options.decode_steps, result.decode_position_ids));
+    MROPE_RETURN_IF_ERROR(plan.evs != nullptr
+                              ? FillEvsDecode(*plan.evs, options.decode_steps, plan.limits,
+                                              result.decode_position_ids)
+                              : FillDecode(plan, options.decode_steps, result.decode_position_ids));
     result.decode_steps = options.decode_steps;
   }
   if (options.cos_sin) {

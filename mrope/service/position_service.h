@@ -25,13 +25,16 @@
 #include "mrope/positions/position_buffer.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/positions/span.h"
+#include "mrope/positions/vllm_evs.h"
+#include "mrope/positions/vllm_request.h"
 #include "mrope/service/model_spec.h"
 #include "proto/mrope.pb.h"
 
 namespace mrope {
 
-// A prompt: a padded batch of token ids + media (HF processor outputs), or explicit spans, one
-// span list per sequence. Exactly one of the two is given.
+// A prompt: a padded batch of token ids + media (HF processor outputs), explicit spans (one
+// span list per sequence), or one vLLM request (mm_features, optionally EVS-pruned). Exactly one
+// is given.
 //
 // Explicit sequences follow the per-request convention (as vLLM): each sequence's delta is
 // against its own length, decode continues at its length + delta, and in the padded layout the
@@ -39,6 +42,12 @@ namespace mrope {
 struct Prompt {
   PromptBatch batch;  // batch_size == 0: not given
   std::vector<std::vector<Span>> sequences;
+  // vLLM's get_mrope_input_positions(input_tokens, mm_features) (mrope/positions/vllm_request.h)
+  // and its EVS-pruned form (vllm_evs.h): planned under the vLLM convention of the model's family
+  // (its ids, merge size and video time rounding), whatever the model's own convention; the
+  // response is one unpadded row.
+  std::optional<VllmRequest> vllm;
+  std::optional<VllmEvsRequest> vllm_evs;
   // The memory batch.input_ids and batch.attention_mask view when the prompt owns it
   // (PromptFromProto flattens the request's rows into it: ids, then mask); null when they view
   // the caller's memory. Shared, so that copies of the prompt stay valid.
@@ -133,12 +142,19 @@ class PositionService {
   absl::StatusOr<PositionResponse> Handle(const PositionRequest& request) const;
 
  private:
-  PositionService(ModelSpec spec, SequencePlanner planner)
-      : spec_(std::move(spec)), planner_(std::move(planner)) {}
+  PositionService(ModelSpec spec, SequencePlanner planner,
+                  absl::StatusOr<SequencePlanner> vllm_planner)
+      : spec_(std::move(spec)),
+        planner_(std::move(planner)),
+        vllm_planner_(std::move(vllm_planner)) {}
+
+  absl::StatusOr<BatchPlan> PlanVllm(const Prompt& prompt) const;
 
   ModelSpec spec_;
   // The positions config and limits, validated and their policy derived once for every request.
   SequencePlanner planner_;
+  // The same under the vLLM convention, for vLLM requests; the error when the family has none.
+  absl::StatusOr<SequencePlanner> vllm_planner_;
 };
 
 extern template absl::StatusOr<PositionResult<int64_t>> PositionService::Fill<int64_t>(

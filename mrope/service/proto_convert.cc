@@ -80,7 +80,7 @@ absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
 }
 
 absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path) {
-  const float seconds = s.has_seconds_per_grid() ? s.seconds_per_grid() : 1.0f;
+  const double seconds = s.has_seconds_per_grid() ? s.seconds_per_grid() : 1.0;
   Span span;
   switch (s.kind()) {
     case PromptSpan::TEXT:
@@ -106,6 +106,41 @@ absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path)
   return span;
 }
 
+// A vLLM request, its tokens owned by prompt.owned_tokens.
+absl::Status VllmFromProto(const VllmPrompt& vllm, Prompt& prompt) {
+  auto tokens = std::make_shared<std::vector<int64_t>>(vllm.input_tokens().begin(),
+                                                       vllm.input_tokens().end());
+  VllmRequest request;
+  request.input_tokens = *tokens;
+  prompt.owned_tokens = std::move(tokens);
+  for (const VllmFeature& f : vllm.mm_features()) {
+    MultiModalFeature& feature = request.features.emplace_back();
+    const bool image = f.modality() == VllmFeature::IMAGE;
+    feature.modality = image ? Modality::kImage : Modality::kVideo;
+    feature.offset = f.mm_position().offset();
+    feature.length = f.mm_position().length();
+    feature.grid = GridFromProto(image ? f.data().image_grid_thw() : f.data().video_grid_thw());
+    if (f.data().has_second_per_grid_ts()) {
+      feature.second_per_grid = f.data().second_per_grid_ts();
+    }
+  }
+  if (!vllm.has_evs()) {
+    prompt.vllm = std::move(request);
+    return absl::OkStatus();
+  }
+  VllmEvsRequest& evs = prompt.vllm_evs.emplace();
+  evs.pruned = std::move(request);
+  for (const TokenRow& mask : vllm.evs().keep_masks()) {
+    evs.keep_masks.emplace_back(mask.ids().begin(), mask.ids().end());
+  }
+  evs.embed_dtype = vllm.evs().embed_dtype() == VllmEvs::FLOAT32 ? EmbedDType::kFloat32
+                                                                 : EmbedDType::kBfloat16;
+  if (vllm.evs().has_video_pruning_rate()) {
+    evs.video_pruning_rate = vllm.evs().video_pruning_rate();
+  }
+  return absl::OkStatus();
+}
+
 // `values`: a std::vector or a PositionBuffer.
 template <typename Values>
 void SetValues(const Values& values, std::vector<int64_t> shape, PositionArray& array) {
@@ -125,12 +160,17 @@ void SetValues(const Values& values, std::vector<int64_t> shape, PositionArray& 
 absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request) {
   const bool has_inputs = request.inputs().input_ids_size() > 0;
   const bool has_sequences = request.sequences_size() > 0;
-  if (has_inputs == has_sequences) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a request needs either inputs.input_ids or sequences, got ",
-                     has_inputs ? "both" : "neither"));
+  const bool has_vllm = request.has_vllm();
+  if (has_inputs + has_sequences + has_vllm != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a request needs exactly one of inputs.input_ids, sequences and a vLLM request "
+        "(input_tokens, mm_features), got ", has_inputs + has_sequences + has_vllm));
   }
   Prompt prompt;
+  if (has_vllm) {
+    MROPE_RETURN_IF_ERROR(VllmFromProto(request.vllm(), prompt));
+    return prompt;
+  }
   if (has_inputs) {
     MROPE_RETURN_IF_ERROR(BatchFromProto(request.inputs(), prompt));
     return prompt;

@@ -29,23 +29,40 @@ constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
 constexpr std::initializer_list<absl::string_view> kRequestKeys = {"inputs", "sequences",
-                                                                   "options"};
+                                                                   "options", "vllm"};
 // Keys of a golden case file that are not part of the request.
 constexpr std::initializer_list<absl::string_view> kGoldenMetadataKeys = {
     "format", "kind",   "model",  "case",        "tags",   "layout",
-    "batch_size", "seq_len", "source", "config", "inputs_from", "outputs", "convention"};
+    "batch_size", "seq_len", "source", "config", "inputs_from", "outputs", "convention",
+    "num_tokens", "num_tokens_unpruned"};
 constexpr std::initializer_list<absl::string_view> kInputKeys = {
     "input_ids",          "attention_mask",        "image_grid_thw",
     "video_grid_thw",     "second_per_grid_ts",    "video_second_per_grid",
     "audio_feature_lengths", "feature_attention_mask", "use_audio_in_video",
     "pixel_values",       "pixel_values_videos",   "input_features",
-    "mm_token_type_ids",  "video_timestamps",      "images_per_sample"};
+    "mm_token_type_ids",  "video_timestamps",      "images_per_sample",
+    // vLLM requests (the golden vllm_request and vllm_evs_request cases)
+    "input_tokens",       "mm_features",           "keep_masks",
+    "embed_dtype",        "video_pruning_rate",    "unpruned_input_ids"};
 // What HF processors (every supported family) return next to the inputs above that does not
 // affect positions: image and video pixels, the audio's mel features, and Qwen3-VL's frame
 // timestamps (their text is in the prompt). They are skipped without being stored (the reader
 // still checks their syntax and depth).
+// An EVS request's unpruned prompt is informational too: the pruned prompt and the keep masks
+// determine the positions.
 constexpr std::initializer_list<absl::string_view> kIgnoredTensorKeys = {
-    "pixel_values", "pixel_values_videos", "input_features", "video_timestamps"};
+    "pixel_values", "pixel_values_videos", "input_features", "video_timestamps",
+    "unpruned_input_ids"};
+constexpr std::initializer_list<absl::string_view> kFeatureKeys = {"modality", "identifier",
+                                                                   "mm_position", "data"};
+constexpr std::initializer_list<absl::string_view> kPlaceholderKeys = {"offset", "length",
+                                                                       "is_embed"};
+constexpr std::initializer_list<absl::string_view> kFeatureDataKeys = {
+    "image_grid_thw", "video_grid_thw", "second_per_grid_ts", "timestamps"};
+constexpr std::initializer_list<absl::string_view> kVllmKeys = {"input_tokens", "mm_features",
+                                                                "evs"};
+constexpr std::initializer_list<absl::string_view> kEvsKeys = {"keep_masks", "embed_dtype",
+                                                               "video_pruning_rate"};
 constexpr std::initializer_list<absl::string_view> kSpanKeys = {
     "kind", "text_tokens", "grid", "seconds_per_grid", "audio_tokens", "open"};
 constexpr std::initializer_list<absl::string_view> kOptionKeys = {
@@ -100,6 +117,17 @@ absl::StatusOr<int> ReadEnum(JsonValue& value, const EnumDescriptor* type) {
         absl::StrCat("expected one of ", absl::StrJoin(names, ", "), ", got ", given));
   }
   return found->number();
+}
+
+// An enum by name in any case ("image" for IMAGE, as vLLM spells it) or number.
+absl::StatusOr<int> ReadEnumAnyCase(JsonValue& value, const EnumDescriptor* type) {
+  MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
+  if (kind == JsonValue::Kind::kString) {
+    MROPE_ASSIGN_OR_RETURN(const std::string given, value.String());
+    const EnumValueDescriptor* found = type->FindValueByName(absl::AsciiStrToUpper(given));
+    if (found != nullptr) return found->number();
+  }
+  return ReadEnum(value, type);
 }
 
 // Passes a read value to a proto setter (enums from int, float fields from double).
@@ -224,6 +252,77 @@ absl::Status ReadFeatureAttentionMask(JsonValue& value, const PositionLimits& li
   });
 }
 
+// One item of vLLM's mm_features: {"modality", "identifier", "mm_position": {"offset", "length",
+// "is_embed"}, "data": {"image_grid_thw" | "video_grid_thw", "second_per_grid_ts",
+// "timestamps"}}. identifier, is_embed and timestamps do not affect positions (is_embed is
+// checked by the placeholder's tokens, timestamps' text is in the prompt) and are skipped.
+absl::Status ReadFeature(JsonValue& value, VllmFeature& feature) {
+  return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
+    if (key == "modality") {
+      return Set(ReadEnumAnyCase(field, VllmFeature::Modality_descriptor()), feature,
+                 &VllmFeature::set_modality);
+    }
+    if (key == "identifier") return field.Skip();
+    if (IsField(key, "mm_position")) {
+      VllmPlaceholderRange& range = *feature.mutable_mm_position();
+      return ForEachSetField(field, [&](absl::string_view name, JsonValue& item) -> absl::Status {
+        if (name == "offset") return Set(item.Int64(), range, &VllmPlaceholderRange::set_offset);
+        if (name == "length") return Set(item.Int64(), range, &VllmPlaceholderRange::set_length);
+        if (IsField(name, "is_embed")) return item.Skip();
+        return item.UnknownKey(name, kPlaceholderKeys);
+      });
+    }
+    if (key == "data") {
+      VllmFeatureData& data = *feature.mutable_data();
+      return ForEachSetField(field, [&](absl::string_view name, JsonValue& item) -> absl::Status {
+        if (IsField(name, "image_grid_thw")) return ReadGrid(item, *data.mutable_image_grid_thw());
+        if (IsField(name, "video_grid_thw")) return ReadGrid(item, *data.mutable_video_grid_thw());
+        if (IsField(name, "second_per_grid_ts")) {
+          return Set(item.Double(), data, &VllmFeatureData::set_second_per_grid_ts);
+        }
+        if (name == "timestamps") return item.Skip();
+        return item.UnknownKey(name, kFeatureDataKeys);
+      });
+    }
+    return field.UnknownKey(key, kFeatureKeys);
+  });
+}
+
+// One key of a vLLM request (the golden cases' `inputs`, or `vllm` and its `evs`).
+absl::Status ReadVllmInput(absl::string_view key, JsonValue& value, const PositionLimits& limits,
+                           VllmPrompt& vllm) {
+  if (IsField(key, "input_tokens")) {
+    return ReadInt64List(value, 0, kMaxTokenId, limits.max_tokens_per_row,
+                         [&](int64_t id) { vllm.add_input_tokens(id); });
+  }
+  if (IsField(key, "mm_features")) {
+    return value.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
+      if (index >= limits.max_tokens_per_row) {
+        return value.Error(absl::StrCat("more than ", limits.max_tokens_per_row, " features"));
+      }
+      return ReadFeature(item, *vllm.add_mm_features());
+    });
+  }
+  VllmEvs& evs = *vllm.mutable_evs();
+  if (IsField(key, "keep_masks")) {
+    int64_t total = 0;
+    return value.ForEachItem([&](int64_t index, JsonValue& mask) -> absl::Status {
+      if (index >= limits.max_tokens_per_row) {
+        return value.Error(absl::StrCat("more than ", limits.max_tokens_per_row, " masks"));
+      }
+      return ReadTokenRow(mask, 0, 1, limits, total, *evs.add_keep_masks());
+    });
+  }
+  if (IsField(key, "embed_dtype")) {
+    return Set(ReadEnumAnyCase(value, VllmEvs::EmbedDType_descriptor()), evs,
+               &VllmEvs::set_embed_dtype);
+  }
+  if (IsField(key, "video_pruning_rate")) {
+    return Set(value.Double(), evs, &VllmEvs::set_video_pruning_rate);
+  }
+  return value.UnknownKey(key, kVllmKeys);
+}
+
 // Which of the two forms of the audio lengths a request used.
 struct AudioLengthForms {
   bool lengths = false;  // audio_feature_lengths
@@ -232,7 +331,12 @@ struct AudioLengthForms {
 
 // One key of the golden `inputs` object (also the top level of a bare processor output).
 absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLimits& limits,
-                       AudioLengthForms& audio, PromptInputs& inputs) {
+                       AudioLengthForms& audio, PositionRequest& request) {
+  if (IsOneOf(key, {"input_tokens", "mm_features", "keep_masks", "embed_dtype",
+                    "video_pruning_rate"})) {
+    return ReadVllmInput(key, value, limits, *request.mutable_vllm());
+  }
+  PromptInputs& inputs = *request.mutable_inputs();
   const bool lengths = IsField(key, "audio_feature_lengths");
   if (lengths || IsField(key, "feature_attention_mask")) {
     (lengths ? audio.lengths : audio.mask) = true;
@@ -357,15 +461,25 @@ absl::Status ReadRequest(JsonValue& root, const PositionLimits& limits,
         if (key == "inputs") {
           nested_inputs = true;
           return ForEachSetField(value, [&](absl::string_view name, JsonValue& input) {
-            return ReadInput(name, input, limits, audio, *request.mutable_inputs());
+            return ReadInput(name, input, limits, audio, request);
           });
         }
         if (IsOneOf(key, kInputKeys)) {
           bare_inputs = true;
-          return ReadInput(key, value, limits, audio, *request.mutable_inputs());
+          return ReadInput(key, value, limits, audio, request);
         }
         if (key == "sequences") return ReadSequences(value, limits, *request.mutable_sequences());
         if (key == "options") return ReadOptions(value, *request.mutable_options());
+        if (key == "vllm") {
+          return ForEachSetField(value, [&](absl::string_view name, JsonValue& field) {
+            if (name != "evs") return ReadVllmInput(name, field, limits, *request.mutable_vllm());
+            return ForEachSetField(field, [&](absl::string_view evs_key, JsonValue& evs_value) {
+              return IsOneOf(evs_key, kEvsKeys)
+                         ? ReadVllmInput(evs_key, evs_value, limits, *request.mutable_vllm())
+                         : evs_value.UnknownKey(evs_key, kEvsKeys);
+            });
+          });
+        }
         if (IsOneOf(key, kGoldenMetadataKeys)) return value.Skip();
         std::vector<absl::string_view> accepted(kRequestKeys);
         accepted.insert(accepted.end(), kInputKeys.begin(), kInputKeys.end());

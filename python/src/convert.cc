@@ -90,14 +90,14 @@ std::vector<Grid> ReadGrids(py::handle object, const char* name) {
   return grids;
 }
 
-std::vector<float> ReadFloats(py::handle object, const char* name) {
+std::vector<double> ReadSeconds(py::handle object, const char* name) {
   if (object.is_none()) return {};
-  const py::array_t<float> array = ReadArray<float>(object, name, "biuf");
+  const py::array_t<double> array = ReadArray<double>(object, name, "biuf");
   if (array.ndim() > 1) {
     throw py::value_error(
         absl::StrCat(name, ": expected a flat list, got shape ", ShapeString(array)));
   }
-  return std::vector<float>(array.data(), array.data() + array.size());
+  return std::vector<double>(array.data(), array.data() + array.size());
 }
 
 std::vector<int64_t> ReadInt64s(py::handle object, const char* name) {

@@ -37,8 +37,10 @@ pybind11::array_t<int64_t> ReadInt64Array(pybind11::handle object, const char* n
 // None or an empty list: no grids; otherwise an [N, 3] integer array of (t, h, w).
 std::vector<Grid> ReadGrids(pybind11::handle object, const char* name);
 
-// None: empty; otherwise a flat array of numbers, rounded to float32 (as processors give them).
-std::vector<float> ReadFloats(pybind11::handle object, const char* name);
+// None: empty; otherwise a flat array of numbers as doubles: a float32 array's values widened
+// exactly, a float64 array's or a Python list's as they are (HF truncates seconds per grid in
+// the type it was given; mrope/positions/scanner.h, MediaInputs).
+std::vector<double> ReadSeconds(pybind11::handle object, const char* name);
 
 // None: empty; otherwise a flat integer array.
 std::vector<int64_t> ReadInt64s(pybind11::handle object, const char* name);

@@ -145,8 +145,8 @@ BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle
   MediaInputs& media = batch.media;
   media.image_grid_thw = ReadGrids(image_grid_thw, "image_grid_thw");
   media.video_grid_thw = ReadGrids(video_grid_thw, "video_grid_thw");
-  media.second_per_grid_ts = ReadFloats(given.second_per_grid_ts, "second_per_grid_ts");
-  media.video_second_per_grid = ReadFloats(given.video_second_per_grid, "video_second_per_grid");
+  media.second_per_grid_ts = ReadSeconds(given.second_per_grid_ts, "second_per_grid_ts");
+  media.video_second_per_grid = ReadSeconds(given.video_second_per_grid, "video_second_per_grid");
   media.audio_feature_lengths =
       ReadInt64s(given.audio_feature_lengths, "audio_feature_lengths");
   const int use_audio_in_video = PyObject_IsTrue(given.use_audio_in_video.ptr());

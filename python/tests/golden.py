@@ -35,11 +35,20 @@ def position_dtype(case):
     return np.float32 if case["config"].get("position_dtype") == "float32" else np.int64
 
 
+# The seconds lists: float32 in the golden files, as processors give them (a Python list would
+# be read as float64, which HF truncates in its own type).
+SECONDS_LISTS = ("second_per_grid_ts", "video_second_per_grid")
+
+
 def media_kwargs(case):
     """The case's inputs other than input_ids and the grids, as get_rope_index keywords
     (video_timestamps is informational: its text is in the prompt)."""
     skip = ("input_ids", "image_grid_thw", "video_grid_thw", "video_timestamps")
-    return {k: v for k, v in case["inputs"].items() if k not in skip and v is not None}
+    kwargs = {k: v for k, v in case["inputs"].items() if k not in skip and v is not None}
+    for seconds in SECONDS_LISTS:
+        if seconds in kwargs:
+            kwargs[seconds] = np.array(kwargs[seconds], dtype=np.float32)
+    return kwargs
 
 
 def rope_index_positions(case):

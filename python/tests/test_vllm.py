@@ -12,14 +12,15 @@ def split_rows(case):
     inputs, config = case["inputs"], case["config"]
     images = list(inputs.get("image_grid_thw") or [])
     videos = list(inputs.get("video_grid_thw") or [])
-    seconds = list(inputs.get("second_per_grid_ts") or [])
+    seconds = list(np.array(inputs.get("second_per_grid_ts") or [], dtype=np.float32))
     rows = []
     for ids, mask in zip(inputs["input_ids"], inputs["attention_mask"]):
         tokens = [t for t, m in zip(ids, mask) if m]
         starts = [b for a, b in zip(tokens, tokens[1:]) if a == config["vision_start_token_id"]]
         n_images = starts.count(config["image_token_id"])
         n_videos = starts.count(config["video_token_id"])
-        rows.append((tokens, images[:n_images], videos[:n_videos], seconds[:n_videos] or None))
+        row_seconds = np.array(seconds[:n_videos], dtype=np.float32) if n_videos else None
+        rows.append((tokens, images[:n_images], videos[:n_videos], row_seconds))
         del images[:n_images], videos[:n_videos], seconds[:n_videos]
     return rows
 

@@ -102,7 +102,7 @@ TEST(LimitsTest, MaxGridValueAndGridTokens) {
   EXPECT_THAT(CreateError({Span::Image({1, 4, 4})}, limits),
               HasSubstr("grid 1x4x4 makes 4 tokens, over max_grid_tokens = 3"));
   EXPECT_THAT(CreateError({Span::Audio(4)}, limits, "qwen2_5_omni"),
-              HasSubstr("audio_tokens must be in [0, max_grid_tokens = 3], got 4"));
+              HasSubstr("audio_tokens must be in [1, max_grid_tokens = 3], got 4"));
 }
 
 TEST(LimitsTest, MaxPosition) {

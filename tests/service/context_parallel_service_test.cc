@@ -1,7 +1,8 @@
 // Context-parallel requests (options.cp_size / cp_rank, proto/mrope.proto): every rank's
 // positions equal the whole request's positions at its cp_token_index, bit for bit, and the
-// ranks together hold every token once; in the padded and packed layouts, for explicit spans
-// and for a token-id batch; JSON requests and responses carry the fields; errors name them.
+// ranks together hold every token once; in the padded and packed layouts, for explicit spans,
+// a token-id batch and a vLLM request (EVS-pruned ones refused); JSON requests and responses
+// carry the fields; errors name them.
 
 #include <cstdint>
 #include <string>
@@ -12,11 +13,14 @@
 #include "mrope/service/position_service.h"
 #include "mrope/service/request_io.h"
 #include "mrope/service/response_json.h"
+#include "tests/testing/golden_cases.h"
 #include "tests/testing/service_testing.h"
 
 namespace mrope {
 namespace {
 
+using ::mrope::testing::GoldenCase;
+using ::mrope::testing::ReadGoldenCase;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -176,6 +180,38 @@ TEST(ContextParallelServiceTest, ErrorsNameTheFieldsAndValues) {
               HasSubstr("padded length 6 must be a multiple of 2 * cp_size = 4"));
   EXPECT_THAT(message(R"({"cp_size": 3, "window_begin": 0, "window_end": 6})"),
               HasSubstr("cp_size: context parallelism does not take a window"));
+}
+
+// A vLLM request is one row: its ranks slice it; an EVS-pruned one is refused.
+TEST(ContextParallelServiceTest, VllmRequestsSliceAndEvsRefuses) {
+  const GoldenCase features = ReadGoldenCase("qwen2_5_vl_vllm_mm_features", "case_010.json");
+  auto service = PositionService::Create(features.model);
+  ASSERT_TRUE(service.ok()) << service.status();
+  OutputOptions options;
+  options.layout = OutputLayout::kPacked;
+  auto whole = service->Compute<int64_t>(features.prompt, options);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  const int64_t total = whole->shape[1];  // 14 tokens: 2 * 7
+  for (int rank = 0; rank < 7; ++rank) {
+    options.context_parallel = ContextParallel{7, rank};
+    auto part = service->Compute<int64_t>(features.prompt, options);
+    ASSERT_TRUE(part.ok()) << part.status();
+    ASSERT_EQ(part->cp_token_index.size(), 2u);
+    for (int j = 0; j < 2; ++j) {
+      for (int axis = 0; axis < 3; ++axis) {
+        EXPECT_EQ(part->position_ids[axis * 2 + j],
+                  whole->position_ids[axis * total + part->cp_token_index[j]]);
+      }
+    }
+  }
+
+  const GoldenCase evs = ReadGoldenCase("qwen2_5_vl_vllm_evs", "case_017.json");
+  auto evs_service = PositionService::Create(evs.model);
+  ASSERT_TRUE(evs_service.ok()) << evs_service.status();
+  options.context_parallel = ContextParallel{1, 0};
+  EXPECT_THAT(
+      std::string(evs_service->Compute<int64_t>(evs.prompt, options).status().message()),
+      HasSubstr("cp_size: context parallelism slices training batches, not a vLLM EVS request"));
 }
 
 }  // namespace

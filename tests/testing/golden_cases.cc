@@ -33,7 +33,9 @@ std::vector<std::string> GoldenPositionKeys() {
   keys.erase(std::remove_if(keys.begin(), keys.end(),
                             [](const std::string& key) {
                               return absl::StartsWith(key, "rotary_") ||
-                                     absl::StartsWith(key, "attn_");
+                                     absl::StartsWith(key, "attn_") ||
+                                     absl::EndsWith(key, "_vllm_mm_features") ||
+                                     absl::EndsWith(key, "_vllm_evs");
                             }),
              keys.end());
   return keys;
