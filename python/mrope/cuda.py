@@ -42,8 +42,8 @@ import threading
 from mrope import _arrays
 from mrope import _capi
 
-__all__ = ["apply_mrope_", "apply_mrope", "fused_mrope_", "Decode", "cos_sin", "error_flag", "model_key",
-           "ERROR_POSITION_OUT_OF_RANGE",
+__all__ = ["apply_mrope_", "apply_mrope", "fused_mrope_", "Decode", "cos_sin", "error_flag",
+           "model_key", "ERROR_POSITION_OUT_OF_RANGE",
            "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"]
 
 ERROR_POSITION_OUT_OF_RANGE = _capi.ERROR_POSITION_OUT_OF_RANGE
@@ -276,6 +276,8 @@ class _Launch:
 
 
 def _direction(inverse):
+    if inverse not in (True, False):
+        raise ValueError(f"inverse: expected True or False, got {inverse!r}")
     return _capi.INVERSE if inverse else _capi.FORWARD
 
 

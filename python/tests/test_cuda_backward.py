@@ -62,6 +62,8 @@ def test_apply_mrope_out_of_place_leaves_its_inputs(model, prompt):
     q, k = mc.apply_mrope(qkv[:, :4], qkv[:, 4:6], positions, model)
     assert np.array_equal(q, reference[:, :4]) and np.array_equal(k, reference[:, 4:6])
     assert np.array_equal(qkv, qkv_buffer(seed=6))
+    with pytest.raises(ValueError, match="inverse: expected True or False, got 'yes'"):
+        mc.apply_mrope_(qkv[:, :4], qkv[:, 4:6], positions, model, inverse="yes")
     with pytest.raises(ValueError, match="q, k: apply_mrope copies them"):
         mc.apply_mrope(CudaArrayInterface(qkv[:, :4]), CudaArrayInterface(qkv[:, 4:6]),
                        positions, model)

@@ -208,7 +208,8 @@ TEST(CliTest, OutputFormats) {
 TEST(CliTest, ContextParallelSlices) {
   const std::string request = TmpPath("cp_request.json");
   std::ofstream(request) << R"({"inputs": {"input_ids": [[11, 12, 13, 151652, 151655, 151655,)"
-                         << R"( 151655, 151655, 151653, 14, 15, 16]], "image_grid_thw": [[1, 4, 4]]}})";
+                         << R"( 151655, 151655, 151653, 14, 15, 16]],)"
+                         << R"( "image_grid_thw": [[1, 4, 4]]}})";
   CliRun run = RunMrope("positions --config=qwen2_vl --request=" + request);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto whole = AsInt64Array(*FindField(Json(run.out), "position_ids"), "position_ids");
