@@ -144,6 +144,25 @@ TEST(ContextParallelServiceTest, OtherOutputTypesHoldTheSameValues) {
   EXPECT_EQ(as_int32.cp_token_index_size(), as_int64.cp_token_index_size());
 }
 
+TEST(ContextParallelServiceTest, CosSinAreTheWholeOnesAtTheTokenIndices) {
+  const PositionService service = PresetService("qwen2_vl");
+  PositionRequest request = Request(kIdBatch);
+  request.mutable_options()->set_cos_sin(true);
+  const PositionResponse whole = Handle(service, request);
+  request.mutable_options()->set_cp_size(2);
+  request.mutable_options()->set_cp_rank(1);
+  const PositionResponse part = Handle(service, request);
+  const std::vector<int64_t> shape(part.cos().shape().begin(), part.cos().shape().end());
+  ASSERT_THAT(shape, ElementsAre(2, 6, 64));
+  for (int j = 0; j < part.cp_token_index_size(); ++j) {
+    for (int pair = 0; pair < 64; ++pair) {
+      const int64_t at = part.cp_token_index(j) * 64 + pair;
+      ASSERT_EQ(part.cos().float_values(j * 64 + pair), whole.cos().float_values(at));
+      ASSERT_EQ(part.sin().float_values(j * 64 + pair), whole.sin().float_values(at));
+    }
+  }
+}
+
 TEST(ContextParallelServiceTest, JsonRequestAndResponseCarryTheFields) {
   auto request = PositionRequestFromJson(
       R"({"inputs": {"input_ids": [[1, 2, 3, 4]]}, "options": {"cpSize": "2", "cp_rank": 1}})");
