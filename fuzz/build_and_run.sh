@@ -32,14 +32,17 @@ shift $((OPTIND - 1))
 # Library sources per target (the fuzz target's own .cc is fuzz/TARGET.cc).
 # //mrope/positions is every .cc of its directory (a hand-kept list fell behind twice).
 POSITIONS=$(echo mrope/positions/*.cc)
+# The model layer's family table, which presets and config loading read (same reason).
+MODEL=$(echo mrope/model/*.cc)
 JSON="mrope/common/json.cc mrope/common/json_reader.cc mrope/common/json_writer.cc"
 ROTARY="mrope/rotary/rope_params.cc mrope/rotary/rope_config.cc mrope/rotary/axis_map.cc"
-SERVICE="$POSITIONS $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc mrope/rotary/heads_overlap.cc
-  mrope/rotary/half_float.cc mrope/service/position_service.cc mrope/service/proto_convert.cc
-  mrope/service/model_spec.cc mrope/service/request_io.cc mrope/service/textproto.cc
+SERVICE="$POSITIONS $MODEL $JSON $ROTARY mrope/rotary/apply.cc mrope/rotary/cos_sin_table.cc mrope/rotary/heads_overlap.cc
+  mrope/rotary/dtype_storage.cc mrope/rotary/half_float.cc
+  mrope/service/position_service.cc mrope/service/proto_convert.cc mrope/service/model_spec.cc
+  mrope/service/request_io.cc mrope/service/textproto.cc
   $WORK/gen/proto/mrope.pb.cc"
 declare -A SOURCES=(
-  [positions_fuzzer]="$POSITIONS"
+  [positions_fuzzer]="$POSITIONS $MODEL"
   [request_json_fuzzer]="$SERVICE mrope/service/case_model.cc mrope/service/response_json.cc"
   [service_request_fuzzer]="$SERVICE"
   [config_json_fuzzer]="$SERVICE"

@@ -61,8 +61,11 @@ void CheckOutput(const PositionRequest& request, const std::string& json) {
   std::vector<int64_t> shape;
   auto values = AsFloatArray(*ids, "position_ids", &shape);
   FUZZ_CHECK(values.ok(), values.status().ToString());
-  const int64_t rows = request.inputs().input_ids_size();
-  const int64_t columns = rows > 0 ? request.inputs().input_ids(0).ids_size() : 0;
+  // A vLLM request is one unpadded row.
+  const int64_t rows = request.has_vllm() ? 1 : request.inputs().input_ids_size();
+  const int64_t columns = request.has_vllm()   ? request.vllm().input_tokens_size()
+                          : rows > 0 ? request.inputs().input_ids(0).ids_size()
+                                     : 0;
   const std::vector<int64_t> expected = {3, rows, columns};
   FUZZ_CHECK(shape == expected, absl::StrCat("position_ids shape [", absl::StrJoin(shape, ", "),
                                              "]"));

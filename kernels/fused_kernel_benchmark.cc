@@ -13,7 +13,6 @@
 // (unfused_norm and unfused_rope against copy_qk, unfused_cache against copy_cache). Counters: us, GB_per_s (R + W per call),
 // pct_of_copy, and x_vs_unfused on the fused rows (unfused time / fused time).
 
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -28,7 +27,6 @@
 #include "kernels/gpu_util.h"
 #include "kernels/mrope_kernel.h"
 #include "kernels/unfused_chain.h"
-#include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/rotary_spec.h"
 
 namespace mrope {
@@ -36,21 +34,12 @@ namespace {
 
 using gpu_util::DeviceBuffer;
 
-struct ModelShape {
-  const char* name;
-  int hq;
-  int hk;
-  bool interleaved;  // Qwen3-VL [24, 20, 20]; blocked [16, 24, 24] otherwise
-};
+using bench_util::kHeadDim;
+using bench_util::ModelShape;
 
-constexpr int kHeadDim = 128;
 constexpr int kBlockSize = 16;
-constexpr ModelShape kModels[] = {
-    {"Qwen2.5-VL-7B", 28, 4, false},
-    {"Qwen3-VL-8B", 32, 8, true},
-    {"Qwen2.5-VL-72B", 64, 8, false},
-    {"Qwen3-VL-30B-A3B", 32, 4, true},
-};
+constexpr ModelShape kModels[] = {bench_util::kQwen25Vl7B, bench_util::kQwen3Vl8B,
+                                   bench_util::kQwen25Vl72B, bench_util::kQwen3Vl30BA3B};
 constexpr int64_t kTokenCounts[] = {1, 16, 256, 4096, 16384, 65536};
 constexpr int64_t kMaxGraphTokens = 16;
 
@@ -64,20 +53,6 @@ constexpr CacheFormat kCaches[] = {
     {"fp8_HND", true, true}};
 
 enum class Row { kCopy, kUnfused, kFused, kCopyQk, kNorm, kRope, kCopyCache, kCacheAppend };
-
-RotarySpec MakeSpec(const ModelShape& m) {
-  RotarySpec spec;
-  spec.head_dim = kHeadDim;
-  spec.rotary_dim = kHeadDim;
-  constexpr int kPairs = kHeadDim / 2;
-  spec.axis_map = (m.interleaved ? InterleavedAxisMap({24, 20, 20}, kPairs)
-                                 : BlockedAxisMap({16, 24, 24}, kPairs))
-                      .value();
-  for (int j = 0; j < kPairs; ++j) {
-    spec.inv_freq.push_back(static_cast<float>(std::pow(1e6, -2.0 * j / kHeadDim)));
-  }
-  return spec;
-}
 
 // Bytes the fused kernel must move: q, k, v read; q and 2 * Hk cache heads written.
 int64_t CompulsoryBytes(const ModelShape& m, int64_t tokens, bool fp8) {
@@ -191,7 +166,7 @@ double Known(const ModelShape& m, const CacheFormat& c, int64_t tokens, Row row,
 void BM_Row(benchmark::State& state, const ModelShape& m, int64_t tokens, const CacheFormat& c,
             Row row, bool graph) {
   Buffers b(m, tokens, c);
-  const RotarySpec spec = MakeSpec(m);
+  const RotarySpec spec = bench_util::MakeSpec(m);
   const FusedMropeArgs fused = FusedArgs(m, tokens, c, b);
   MropeKernelArgs rope;
   rope.q = fused.q;

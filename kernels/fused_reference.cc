@@ -6,8 +6,8 @@
 #include "absl/status/status.h"
 #include "kernels/fused_kernel_validate.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/rotary/dtype_storage.h"
 #include "mrope/rotary/fp8_e4m3.h"
-#include "mrope/rotary/half_float.h"
 #include "mrope/rotary/qk_norm_math.h"
 #include "mrope/rotary/rope_math.h"
 
@@ -15,34 +15,16 @@ namespace mrope {
 namespace {
 
 float Load(const void* data, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::kBFloat16:
-      return BFloat16ToFloat(static_cast<const uint16_t*>(data)[i]);
-    case DType::kFloat16:
-      return HalfToFloat(static_cast<const uint16_t*>(data)[i]);
-    case DType::kFloat8E4m3:
-      return Fp8E4m3ToFloat(static_cast<const uint8_t*>(data)[i]);
-    case DType::kFloat32:
-      break;
-  }
-  return static_cast<const float*>(data)[i];
+  return LoadAs(dtype, static_cast<const uint8_t*>(data) + i * ElementSize(dtype));
 }
 
-// Rounds once to `dtype` (fp8: value / scale).
+// Rounds once to `dtype`; fp8 stores value / scale as the kernel's quantisation does.
 void Store(void* data, DType dtype, int64_t i, float value, float scale) {
-  switch (dtype) {
-    case DType::kBFloat16:
-      static_cast<uint16_t*>(data)[i] = FloatToBFloat16(value);
-      return;
-    case DType::kFloat16:
-      static_cast<uint16_t*>(data)[i] = FloatToHalf(value);
-      return;
-    case DType::kFloat8E4m3:
-      static_cast<uint8_t*>(data)[i] = ScaledFp8E4m3(value, scale);
-      return;
-    case DType::kFloat32:
-      static_cast<float*>(data)[i] = value;
-      return;
+  uint8_t* out = static_cast<uint8_t*>(data) + i * ElementSize(dtype);
+  if (dtype == DType::kFloat8E4m3) {
+    *out = ScaledFp8E4m3(value, scale);
+  } else {
+    StoreAs(dtype, value, out);
   }
 }
 

@@ -15,8 +15,6 @@
 // four so they compare directly) and pct_of_copy (copy time / this time * 100).
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -31,7 +29,6 @@
 #include "kernels/eager_baseline.h"
 #include "kernels/gpu_util.h"
 #include "kernels/mrope_kernel.h"
-#include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
 #include "mrope/rotary/half_float.h"
 #include "mrope/rotary/rope_math.h"
@@ -42,44 +39,21 @@ namespace {
 
 using gpu_util::DeviceBuffer;
 
-struct ModelShape {
-  const char* name;
-  int hq;
-  int hk;
-  int head_dim;
-  bool interleaved;  // Qwen3-VL; blocked sections otherwise
-  std::array<int32_t, 3> sections;
-};
+using bench_util::kHeadDim;
+using bench_util::ModelShape;
 
-constexpr ModelShape kModels[] = {
-    {"Qwen2-VL-7B", 28, 4, 128, false, {16, 24, 24}},
-    {"Qwen3-VL-8B", 32, 8, 128, true, {24, 20, 20}},
-    {"Qwen2.5-VL-72B", 64, 8, 128, false, {16, 24, 24}},
-};
+constexpr ModelShape kModels[] = {bench_util::kQwen2Vl7B, bench_util::kQwen3Vl8B,
+                                   bench_util::kQwen25Vl72B};
 constexpr int64_t kTokenCounts[] = {1, 16, 256, 1024, 8192, 65536};
 constexpr int64_t kTableRows = 131072;  // > every benchmark position
 constexpr int64_t kMaxGraphTokens = 1024;
-
-RotarySpec MakeSpec(const ModelShape& m) {
-  RotarySpec spec;
-  spec.head_dim = m.head_dim;
-  spec.rotary_dim = m.head_dim;
-  const int pairs = m.head_dim / 2;
-  spec.axis_map =
-      (m.interleaved ? InterleavedAxisMap(m.sections, pairs) : BlockedAxisMap(m.sections, pairs))
-          .value();
-  for (int j = 0; j < pairs; ++j) {
-    spec.inv_freq.push_back(static_cast<float>(std::pow(1e6, -2.0 * j / m.head_dim)));
-  }
-  return spec;
-}
 
 // The fp32 cos/sin table of a model, built once (host double sincos takes a while).
 const CosSinTable& TableFor(const ModelShape& m) {
   static auto* tables = new std::map<std::string, CosSinTable>;
   auto it = tables->find(m.name);
   if (it == tables->end()) {
-    const RotarySpec spec = MakeSpec(m);
+    const RotarySpec spec = bench_util::MakeSpec(m);
     it = tables
              ->emplace(
                  m.name,
@@ -90,7 +64,7 @@ const CosSinTable& TableFor(const ModelShape& m) {
 }
 
 int64_t QkBytes(const ModelShape& m, int64_t tokens) {
-  return tokens * (m.hq + m.hk) * m.head_dim * 2;  // bf16
+  return tokens * (m.hq + m.hk) * kHeadDim * 2;  // bf16
 }
 
 // Copy time per (model, T, from a graph), measured by the copy benchmarks that run first for
@@ -123,8 +97,8 @@ enum class MropeVariant { kInvFreq, kTable, kGraph };
 // launched on a stream or replayed from a graph of kLaunchesPerGraph launches.
 void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
               MropeVariant variant) {
-  const RotarySpec spec = MakeSpec(m);
-  const int64_t token_stride = int64_t{m.hq + 2 * m.hk} * m.head_dim;
+  const RotarySpec spec = bench_util::MakeSpec(m);
+  const int64_t token_stride = int64_t{m.hq + 2 * m.hk} * kHeadDim;
   DeviceBuffer qkv(tokens * token_stride * 2);
   qkv.Zero();
   const std::vector<int64_t> positions = bench_util::VideoPositions(tokens);
@@ -134,14 +108,14 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
   flag.Zero();
 
   MropeKernelArgs args;
-  args.q = {qkv.data(), DType::kBFloat16, tokens, m.hq, m.head_dim, token_stride, m.head_dim};
-  args.k = {qkv.As<uint16_t>() + int64_t{m.hq} * m.head_dim,
+  args.q = {qkv.data(), DType::kBFloat16, tokens, m.hq, kHeadDim, token_stride, kHeadDim};
+  args.k = {qkv.As<uint16_t>() + int64_t{m.hq} * kHeadDim,
             DType::kBFloat16,
             tokens,
             m.hk,
-            m.head_dim,
+            kHeadDim,
             token_stride,
-            m.head_dim};
+            kHeadDim};
   args.positions = {d_positions.data(), true, tokens, tokens};
   args.error_flag = flag.As<int>();
 
@@ -152,7 +126,7 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
     d_cos->Upload(table.cos().data(), table.cos().size() * sizeof(float));
     d_sin = std::make_unique<DeviceBuffer>(table.sin().size() * sizeof(float));
     d_sin->Upload(table.sin().data(), table.sin().size() * sizeof(float));
-    args.table = {d_cos->As<float>(), d_sin->As<float>(), kTableRows, m.head_dim / 2};
+    args.table = {d_cos->As<float>(), d_sin->As<float>(), kTableRows, kHeadDim / 2};
   }
 
   const bool graph = variant == MropeVariant::kGraph;
@@ -165,7 +139,7 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
 }
 
 void BM_Eager(benchmark::State& state, const ModelShape& m, int64_t tokens) {
-  const int d = m.head_dim;
+  const int d = kHeadDim;
   const int half = d / 2;
   const int64_t max_heads = std::max(m.hq, m.hk);
   DeviceBuffer q(tokens * m.hq * d * 2), k(tokens * m.hk * d * 2);
@@ -176,7 +150,7 @@ void BM_Eager(benchmark::State& state, const ModelShape& m, int64_t tokens) {
   std::vector<DeviceBuffer> temporaries;
   for (int i = 0; i < 6; ++i) temporaries.emplace_back(tokens * max_heads * half * 2);
 
-  const RotarySpec spec = MakeSpec(m);
+  const RotarySpec spec = bench_util::MakeSpec(m);
   const CosSinTable& table = TableFor(m);
   std::vector<uint16_t> cache(kTableRows * d);  // bf16 [max_position][D]: cos | sin
   for (int64_t p = 0; p < kTableRows; ++p) {

@@ -44,6 +44,9 @@ ABSL_FLAG(int64_t, seq_len, 0,
 ABSL_FLAG(std::string, video_time_rounding, "",
           "Override the Qwen2.5-VL video time index: scale_then_truncate (vLLM, SGLang, "
           "TensorRT-LLM; the default) or truncate_interval_first (HF transformers v4).");
+ABSL_FLAG(std::string, compare, "",
+          "explain: conventions to compare side by side, e.g. hf_v4,hf_v5_2,vllm (exit status "
+          "3 when they disagree).");
 ABSL_FLAG(std::string, convention, "",
           "Override the convention (whose padding, deltas and decode to follow): hf_v4 (or hf; "
           "transformers v4.57.6, the v4 families' default), hf_v5_2 (transformers v5.2.0, the "
@@ -85,6 +88,10 @@ commands:
              misreads an image or a video.
                mrope explain --config=qwen2_5_vl --request=request.json
                mrope explain --golden=tests/golden/qwen2_5_vl/case_026.json
+             With --compare=hf_v4,hf_v5_2,vllm: the prompt under each convention side by side
+             (deltas, first decode positions, the first diverging token, the rules that
+             differ); exit status 0 when they agree, 3 when they do not.
+               mrope explain --compare=hf_v4,vllm --golden=tests/golden/qwen2_5_vl/case_026.json
   tables     inv_freq, the axis (t/h/w) of every rotary pair, and cos/sin at chosen positions.
                mrope tables --config=qwen3_vl --positions=0,100,12:3:4
   rotary     Runs the rotary math on a rotary golden case and prints cos, sin, q_rot, k_rot.
@@ -98,6 +105,10 @@ std::string Usage() {
   return absl::StrCat(kUsage, "\npresets (--config):\n  ",
                       absl::StrJoin(mrope::PresetNames(), ", "), "\n");
 }
+
+// `explain --compare`'s exit status when the conventions give different positions (errors
+// exit 1, usage errors 2).
+constexpr int kConventionsDisagree = 3;
 
 int Fail(const absl::Status& status) {
   std::cerr << "mrope: " << status.message() << "\n";
@@ -140,12 +151,17 @@ int main(int argc, char** argv) {
   options.seq_len = absl::GetFlag(FLAGS_seq_len);
   options.video_time_rounding = absl::GetFlag(FLAGS_video_time_rounding);
   options.convention = absl::GetFlag(FLAGS_convention);
+  options.compare = absl::GetFlag(FLAGS_compare);
   options.cp_size = absl::GetFlag(FLAGS_cp_size);
   options.cp_rank = absl::GetFlag(FLAGS_cp_rank);
 
   absl::Status status;
   if (command == "positions") {
     status = mrope::RunPositions(options, std::cout);
+  } else if (command == "explain" && !options.compare.empty()) {
+    const absl::StatusOr<bool> agree = mrope::RunCompare(options, std::cout);
+    if (!agree.ok()) return Fail(agree.status());
+    return *agree ? 0 : kConventionsDisagree;
   } else if (command == "explain") {
     status = mrope::RunExplain(options, std::cout);
   } else if (command == "tables") {

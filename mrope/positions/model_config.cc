@@ -85,13 +85,17 @@ const ConventionRules& ConventionRulesOf(Convention convention) {
   // blocks_from_type_ids
   static const ConventionRules kRows[] = {
       {Convention::kHfV4, "hf_v4", false, false, false, false, TextOnlyBatch::kCumsumPadsInMax,
-       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, false, false},
+       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, false, false,
+       VideoTimeRounding::kTruncateIntervalFirst},
       {Convention::kHfV5_2, "hf_v5_2", false, true, true, false, TextOnlyBatch::kGenerateCumsum,
-       DecodeRule::kPerAxisFromLast, BlockEnd::kMaxPlusOne, false, false},
+       DecodeRule::kPerAxisFromLast, BlockEnd::kMaxPlusOne, false, false,
+       VideoTimeRounding::kTruncateIntervalFirst},
       {Convention::kHfV5, "hf_v5", false, true, false, true, TextOnlyBatch::kRowsNumbered,
-       DecodeRule::kPerAxisFromLast, BlockEnd::kStartPlusLargerSide, true, true},
+       DecodeRule::kPerAxisFromLast, BlockEnd::kStartPlusLargerSide, true, true,
+       VideoTimeRounding::kTruncateIntervalFirst},
       {Convention::kVllm, "vllm", true, false, false, true, TextOnlyBatch::kRowsNumbered,
-       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, true, false},
+       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, true, false,
+       VideoTimeRounding::kScaleThenTruncate},
   };
   return kRows[static_cast<size_t>(convention)];
 }

@@ -254,6 +254,9 @@ struct ConventionRules {
   BlockEnd block_end;
   bool images_step_time;  // images take t_idx = k where the family's HF v4 code gives 0
   bool blocks_from_type_ids;
+  // The reference's own Qwen2.5-VL video time (transformers truncates the interval first, vLLM
+  // scales then truncates). Presets keep their own rounding; `mrope explain --compare` uses this.
+  VideoTimeRounding reference_video_time;
 };
 const ConventionRules& ConventionRulesOf(Convention convention);
 

@@ -280,10 +280,10 @@ absl::StatusOr<VllmEvsPositions> VllmEvsPositions::Create(const ModelConfig& con
   int64_t next_text = 0, filled = 0, max_position = 0;
   std::vector<int64_t> bases(sorted.size());
   const auto text_until = [&](int64_t end) {
+    if (filled < end) max_position = std::max(max_position, next_text + (end - filled) - 1);
     for (; filled < end; ++filled, ++next_text) {
       out.t_[filled] = out.h_[filled] = out.w_[filled] = next_text;
     }
-    if (end > 0) max_position = std::max(max_position, next_text - 1);
   };
   for (size_t s = 0; s < sorted.size(); ++s) {
     const MultiModalFeature& f = *sorted[s];

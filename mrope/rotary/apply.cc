@@ -14,7 +14,7 @@
 #include "mrope/common/status_macros.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
-#include "mrope/rotary/half_float.h"
+#include "mrope/rotary/dtype_storage.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rotary_spec.h"
 #include "mrope/rotary/tensor_view.h"
@@ -103,30 +103,11 @@ absl::Status ValidatePositions(const PositionsView& positions, int64_t limit) {
 }
 
 float LoadElement(const HeadsView& v, int64_t offset) {
-  switch (v.dtype) {
-    case DType::kBFloat16:
-      return BFloat16ToFloat(static_cast<const uint16_t*>(v.data)[offset]);
-    case DType::kFloat16:
-      return HalfToFloat(static_cast<const uint16_t*>(v.data)[offset]);
-    case DType::kFloat32:
-    default:
-      return static_cast<const float*>(v.data)[offset];
-  }
+  return LoadAs(v.dtype, static_cast<const uint8_t*>(v.data) + offset * ElementSize(v.dtype));
 }
 
 void StoreElement(const HeadsView& v, int64_t offset, float value) {
-  switch (v.dtype) {
-    case DType::kBFloat16:
-      static_cast<uint16_t*>(v.data)[offset] = FloatToBFloat16(value);
-      break;
-    case DType::kFloat16:
-      static_cast<uint16_t*>(v.data)[offset] = FloatToHalf(value);
-      break;
-    case DType::kFloat32:
-    default:
-      static_cast<float*>(v.data)[offset] = value;
-      break;
-  }
+  StoreAs(v.dtype, value, static_cast<uint8_t*>(v.data) + offset * ElementSize(v.dtype));
 }
 
 // Rotates every head of token `t` of `v` with `row[j]` for pair j.

@@ -199,6 +199,19 @@ absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& 
 }  // namespace
 
 absl::StatusOr<std::string> ExplainPlan(const ModelConfig& config, const BatchPlan& plan) {
+  if (plan.evs != nullptr) {
+    const VllmEvsPositions& evs = *plan.evs;
+    std::string out = absl::StrCat(
+        config.rules->name, ": a vLLM request with EVS-pruned videos (Model Runner V2), ",
+        evs.num_tokens(), " tokens, mrope_position_delta ", evs.delta(),
+        ", generation continues at ", evs.num_tokens() + evs.delta(), "\n");
+    if (evs.vllm_defects().empty()) out += "vLLM computes the same positions\n";
+    for (const VllmDefect& d : evs.vllm_defects()) {
+      absl::StrAppend(&out, "mm_features[", d.feature, "]: vLLM rule ", d.rule, ": ", d.what,
+                      d.reproduced ? "" : "; mrope places it at its own placeholder", "\n");
+    }
+    return out;
+  }
   if (plan.float_positions) return Explain<float>(config, plan);
   return Explain<int64_t>(config, plan);
 }

@@ -18,7 +18,8 @@ namespace mrope {
 // of the token after the span on every axis (for the last span: the first decode position of
 // the unpadded sequence). Videos of several temporal grids also list the t position of each;
 // families that write every frame as its own block (Qwen3-VL, GLM) show those spans as
-// "video frame". Seconds per grid are shown only for families whose time reads them.
+// "video frame". Seconds per grid are shown only for families whose time reads them. An
+// EVS-pruned vLLM request gets its totals and where vLLM computes otherwise (its defects).
 absl::StatusOr<std::string> ExplainPlan(const ModelConfig& config, const BatchPlan& plan);
 
 }  // namespace mrope

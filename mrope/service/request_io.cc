@@ -97,7 +97,7 @@ absl::Status ForEachSetField(
   });
 }
 
-// An enum by name or number.
+// An enum by name (in upper or lower case) or number.
 absl::StatusOr<int> ReadEnum(JsonValue& value, const EnumDescriptor* type) {
   MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
   const EnumValueDescriptor* found = nullptr;
@@ -105,6 +105,8 @@ absl::StatusOr<int> ReadEnum(JsonValue& value, const EnumDescriptor* type) {
   if (kind == JsonValue::Kind::kString) {
     MROPE_ASSIGN_OR_RETURN(given, value.String());
     found = type->FindValueByName(given);
+    // vLLM's lower-case spellings ("image", "bfloat16") name the same values.
+    if (found == nullptr) found = type->FindValueByName(absl::AsciiStrToUpper(given));
   } else {
     MROPE_ASSIGN_OR_RETURN(const int64_t number, value.Int64(INT32_MIN, INT32_MAX));
     given = absl::StrCat(number);
@@ -117,17 +119,6 @@ absl::StatusOr<int> ReadEnum(JsonValue& value, const EnumDescriptor* type) {
         absl::StrCat("expected one of ", absl::StrJoin(names, ", "), ", got ", given));
   }
   return found->number();
-}
-
-// An enum by name in any case ("image" for IMAGE, as vLLM spells it) or number.
-absl::StatusOr<int> ReadEnumAnyCase(JsonValue& value, const EnumDescriptor* type) {
-  MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
-  if (kind == JsonValue::Kind::kString) {
-    MROPE_ASSIGN_OR_RETURN(const std::string given, value.String());
-    const EnumValueDescriptor* found = type->FindValueByName(absl::AsciiStrToUpper(given));
-    if (found != nullptr) return found->number();
-  }
-  return ReadEnum(value, type);
 }
 
 // Passes a read value to a proto setter (enums from int, float fields from double).
@@ -259,7 +250,7 @@ absl::Status ReadFeatureAttentionMask(JsonValue& value, const PositionLimits& li
 absl::Status ReadFeature(JsonValue& value, VllmFeature& feature) {
   return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
     if (key == "modality") {
-      return Set(ReadEnumAnyCase(field, VllmFeature::Modality_descriptor()), feature,
+      return Set(ReadEnum(field, VllmFeature::Modality_descriptor()), feature,
                  &VllmFeature::set_modality);
     }
     if (key == "identifier") return field.Skip();
@@ -314,7 +305,7 @@ absl::Status ReadVllmInput(absl::string_view key, JsonValue& value, const Positi
     });
   }
   if (IsField(key, "embed_dtype")) {
-    return Set(ReadEnumAnyCase(value, VllmEvs::EmbedDType_descriptor()), evs,
+    return Set(ReadEnum(value, VllmEvs::EmbedDType_descriptor()), evs,
                &VllmEvs::set_embed_dtype);
   }
   if (IsField(key, "video_pruning_rate")) {

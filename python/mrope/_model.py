@@ -153,25 +153,72 @@ class Model:
         images, videos, kwargs = self._arguments(args, kwargs)
         return self._impl.plan(*_host((input_ids, images, videos)), kwargs)
 
-    def get_mrope_input_positions(self, input_tokens, image_grid_thw=None, video_grid_thw=None,
-                                  second_per_grid_ts=None, context_len=0, seq_len=None,
-                                  audio_feature_lengths=None, use_audio_in_video=False):
+    def compare(self, input_ids, *args, conventions=("hf_v4", "hf_v5_2", "vllm"), **kwargs):
+        """The prompt under each convention side by side (``mrope explain --compare``).
+
+        Arguments as ``get_rope_index``; ``conventions``: two or more of ``"hf_v4"``,
+        ``"hf_v5_2"``, ``"hf_v5"``, ``"vllm"``. Returns ``(agree, report)``: whether positions,
+        deltas and first decode positions agree, and the report (deltas and first decode
+        position per convention, the first diverging token, the rules that differ).
+        """
+        images, videos, kwargs = self._arguments(args, kwargs)
+        return self._impl.compare(*_host((input_ids, images, videos)), kwargs, list(conventions))
+
+    def get_mrope_input_positions(self, input_tokens, *args, **kwargs):
         """vLLM's per-request call: ``(positions [3, seq_len - context_len], delta)``.
 
-        Args:
-            input_tokens: the request's token ids (one sequence, no padding).
-            image_grid_thw, video_grid_thw: [N, 3] grids of the request's media.
-            second_per_grid_ts: seconds per temporal grid, one per video.
-            context_len, seq_len: the token window to return (default: all tokens); indices at
-                or beyond the request length are decode positions.
-            audio_feature_lengths, use_audio_in_video: Omni audio.
+        Two forms:
+
+        - ``get_mrope_input_positions(input_tokens, mm_features)``: current vLLM's call. Each
+          feature is a vLLM ``MultiModalFeatureSpec`` or a dict with the same fields
+          (``modality``, ``mm_position.offset`` / ``.length``, ``data`` holding
+          ``image_grid_thw`` or ``video_grid_thw`` and, for Qwen2.5-VL videos,
+          ``second_per_grid_ts``). Planned under the vLLM convention of the model's family,
+          whatever the model's own. Keywords: ``context_len``, ``seq_len``, and for prompts
+          whose videos vLLM pruned with EVS, ``keep_masks`` (one 0/1 list of t*h'*w' per
+          video), ``embed_dtype`` (``"bfloat16"`` or ``"float32"``: the dtype that carries
+          the position channels; bfloat16 rounds relative positions of 256 and more, as vLLM
+          does) and ``video_pruning_rate`` (checked against each mask when given).
+        - ``get_mrope_input_positions(input_tokens, image_grid_thw=None, video_grid_thw=None,
+          second_per_grid_ts=None, context_len=0, seq_len=None, audio_feature_lengths=None,
+          use_audio_in_video=False)``: the older grid form, under the model's convention.
+
+        Seconds per grid follow the dtype given (HF and vLLM read the processor's float32; a
+        float64 or a Python float is used as it is).
 
         Returns:
-            positions (numpy int64, float32 for Qwen3-Omni; torch if grids came as torch
-            tensors) and the delta (int, or float for Qwen3-Omni): decode token i >= n takes
-            position i + delta on every axis. With the ``qwen2_5_vl_vllm`` preset this is
-            vLLM's ``get_mrope_input_positions`` bit for bit.
+            positions (numpy int64, float32 for Qwen3-Omni; torch when torch tensors came in)
+            and the delta: decode token i >= n takes position i + delta on every axis.
         """
+        if "mm_features" in kwargs or (args and _are_features(args[0])):
+            return self._from_features(input_tokens, *args, **kwargs)
+        return self._from_grids(input_tokens, *args, **kwargs)
+
+    def plan_vllm(self, input_tokens, mm_features, keep_masks=None, embed_dtype="bfloat16",
+                  video_pruning_rate=None):
+        """Plans vLLM's ``get_mrope_input_positions(input_tokens, mm_features)`` request (see
+        ``get_mrope_input_positions``) and returns an ``mrope.Plan``: windows for chunked
+        prefill, decode steps, cos/sin, and for EVS requests ``plan.vllm_defects`` (where vLLM
+        computes otherwise)."""
+        features = [_feature_tuple(i, f) for i, f in enumerate(mm_features)]
+        tokens, = _host((input_tokens,))
+        masks = None if keep_masks is None else [_host((m,))[0] for m in keep_masks]
+        return self._impl.plan_vllm(tokens, features, masks, embed_dtype, video_pruning_rate)
+
+    def _from_features(self, input_tokens, mm_features=None, context_len=0, seq_len=None,
+                       keep_masks=None, embed_dtype="bfloat16", video_pruning_rate=None):
+        plan = self.plan_vllm(input_tokens, mm_features, keep_masks, embed_dtype,
+                              video_pruning_rate)
+        end = plan.row_lengths[0] if seq_len is None else seq_len
+        positions = plan.positions(context_len, end)[:, 0, :]
+        delta = plan.rope_deltas.item()
+        if not _tensors.torch_loaded():
+            return positions, delta
+        return _tensors.like(positions, _tensors.first_tensor(input_tokens)), delta
+
+    def _from_grids(self, input_tokens, image_grid_thw=None, video_grid_thw=None,
+                    second_per_grid_ts=None, context_len=0, seq_len=None,
+                    audio_feature_lengths=None, use_audio_in_video=False):
         tokens, images, videos, seconds, audio_lengths = _host(
             (input_tokens, image_grid_thw, video_grid_thw, second_per_grid_ts,
              audio_feature_lengths))
@@ -186,6 +233,49 @@ class Model:
             return positions, plan.rope_deltas.item()
         tensor = _tensors.first_tensor(image_grid_thw, video_grid_thw)
         return _tensors.like(positions, tensor), plan.rope_deltas.item()
+
+
+def _are_features(value):
+    """Whether ``value`` is vLLM's mm_features list (else the older form's image grids)."""
+    if not isinstance(value, (list, tuple)):
+        return False
+    return not value or isinstance(value[0], dict) or hasattr(value[0], "modality")
+
+
+def _field(obj, name):
+    """``obj[name]`` for a mapping, else ``obj.name`` (vLLM's objects or plain dicts)."""
+    if isinstance(obj, dict) or hasattr(obj, "keys"):
+        return obj.get(name) if hasattr(obj, "get") else obj[name]
+    return getattr(obj, name, None)
+
+
+def _plain(value):
+    """A grid or a number as Python values: vLLM's field elements hold them in ``.data``;
+    tensors and arrays keep their dtype until ``tolist``."""
+    if value is not None and not hasattr(value, "tolist") and hasattr(value, "data"):
+        value = value.data
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+def _feature_tuple(index, feature):
+    """(modality, offset, length, (t, h, w), second_per_grid_ts or None) of one feature."""
+    modality = _field(feature, "modality")
+    position = _field(feature, "mm_position")
+    data = _field(feature, "data")
+    if modality is None or position is None or data is None:
+        raise ValueError(f"mm_features[{index}]: expected modality, mm_position and data")
+    grid = _plain(_field(data, f"{modality}_grid_thw"))
+    if grid is None:
+        raise ValueError(f"mm_features[{index}]: data has no {modality}_grid_thw")
+    grid = tuple(int(x) for x in (grid[0] if grid and isinstance(grid[0], list) else grid))
+    if len(grid) != 3:
+        raise ValueError(f"mm_features[{index}]: {modality}_grid_thw must be (t, h, w), "
+                         f"got {grid}")
+    seconds = _plain(_field(data, "second_per_grid_ts"))
+    if isinstance(seconds, list):
+        seconds = seconds[0] if len(seconds) == 1 else None
+    return (str(modality), int(_field(position, "offset")), int(_field(position, "length")),
+            grid, None if seconds is None else float(seconds))
 
 
 def _load(source):

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <array>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "absl/types/span.h"
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
+#include "mrope/service/compare.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
@@ -245,11 +248,22 @@ class Plan {
     });
   }
 
+  // An EVS request's vLLM defects: (feature, rule, what, reproduced) tuples.
+  py::list VllmDefects() const {
+    py::list out;
+    if (plan_.evs == nullptr) return out;
+    for (const VllmDefect& d : plan_.evs->vllm_defects()) {
+      out.append(py::make_tuple(d.feature, d.rule, d.what, d.reproduced));
+    }
+    return out;
+  }
+
   int64_t batch_size() const { return plan_.batch_size; }
   int64_t seq_len() const { return plan_.seq_len; }
 
   std::vector<int64_t> RowLengths() const {
     std::vector<int64_t> lengths;
+    if (plan_.evs != nullptr) lengths.push_back(plan_.evs->num_tokens());
     for (const SequencePositions& row : plan_.rows) lengths.push_back(row.num_tokens());
     return lengths;
   }
@@ -272,6 +286,9 @@ class Plan {
   std::shared_ptr<const PositionService> service_;
   BatchPlan plan_;
 };
+
+using VllmFeatureTuple = std::tuple<std::string, int64_t, int64_t, std::array<int64_t, 3>,
+                                    std::optional<double>>;
 
 // A model: its PositionService, built once. Immutable, so shared freely across threads.
 class Model {
@@ -314,6 +331,71 @@ class Model {
       plan = service_->Plan(in.prompt);
     }
     return Plan(service_, ValueOrThrow(std::move(plan)));
+  }
+
+  // vLLM's get_mrope_input_positions(input_tokens, mm_features): `features` as (modality,
+  // offset, length, (t, h, w), second_per_grid_ts or None) tuples, read from vLLM's feature
+  // objects by the Python side; keep_masks given: the videos were pruned by EVS.
+  Plan MakeVllmPlan(py::handle input_tokens, const std::vector<VllmFeatureTuple>& features,
+                    py::handle keep_masks, const std::string& embed_dtype,
+                    std::optional<double> video_pruning_rate) const {
+    const py::array_t<int64_t> tokens = ReadInt64Array(input_tokens, "input_tokens");
+    if (tokens.ndim() != 1) {
+      throw py::value_error(absl::StrCat("input_tokens: expected a flat list, got ",
+                                         tokens.ndim(), " dimensions"));
+    }
+    VllmRequest request;
+    request.input_tokens = absl::MakeConstSpan(tokens.data(), tokens.size());
+    for (const auto& [modality, offset, length, grid, seconds] : features) {
+      if (modality != "image" && modality != "video") {
+        throw py::value_error(absl::StrCat("mm_features[", request.features.size(),
+                                           "].modality must be 'image' or 'video', got '",
+                                           modality, "'"));
+      }
+      MultiModalFeature& f = request.features.emplace_back();
+      f.modality = modality == "image" ? Modality::kImage : Modality::kVideo;
+      f.offset = offset;
+      f.length = length;
+      f.grid = {grid[0], grid[1], grid[2]};
+      f.second_per_grid = seconds.value_or(1.0);
+    }
+    Prompt prompt;
+    if (keep_masks.is_none()) {
+      prompt.vllm = std::move(request);
+    } else {
+      VllmEvsRequest& evs = prompt.vllm_evs.emplace();
+      evs.pruned = std::move(request);
+      for (const py::handle mask : keep_masks) {
+        evs.keep_masks.push_back(ReadInt64s(mask, "keep_masks"));
+      }
+      if (embed_dtype != "bfloat16" && embed_dtype != "float32") {
+        throw py::value_error(absl::StrCat("embed_dtype must be 'bfloat16' or 'float32', got '",
+                                           embed_dtype, "'"));
+      }
+      evs.embed_dtype = embed_dtype == "float32" ? EmbedDType::kFloat32 : EmbedDType::kBfloat16;
+      evs.video_pruning_rate = video_pruning_rate;
+    }
+    absl::StatusOr<BatchPlan> plan;
+    {
+      py::gil_scoped_release release;
+      plan = service_->Plan(prompt);
+    }
+    return Plan(service_, ValueOrThrow(std::move(plan)));
+  }
+
+  // (agree, report) of the batch under each of `conventions` (mrope/service/compare.h).
+  py::tuple Compare(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
+                    const py::dict& options, const std::vector<std::string>& conventions) const {
+    const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, options);
+    std::vector<Convention> parsed;
+    for (const std::string& name : conventions) parsed.push_back(ValueOrThrow(ParseConvention(name)));
+    absl::StatusOr<ConventionComparison> comparison;
+    {
+      py::gil_scoped_release release;
+      comparison = CompareConventions(service_->spec(), in.prompt, parsed);
+    }
+    const ConventionComparison out = ValueOrThrow(std::move(comparison));
+    return py::make_tuple(out.agree, out.report);
   }
 
   py::tuple GetRopeIndex(py::handle input_ids, py::handle image_grid_thw,
@@ -408,7 +490,10 @@ void DefineModule(py::module_& m) {
       .def_property_readonly("batch_size", &Plan::batch_size)
       .def_property_readonly("seq_len", &Plan::seq_len)
       .def_property_readonly("row_lengths", &Plan::RowLengths,
-                             "Each row's own token count (padding removed).");
+                             "Each row's own token count (padding removed).")
+      .def_property_readonly("vllm_defects", &Plan::VllmDefects,
+                             "EVS requests: where vLLM computes otherwise, as (feature, rule, "
+                             "what, reproduced) tuples (mrope/positions/vllm_evs.h).");
 
   py::class_<Model, std::shared_ptr<Model>>(m, "Model", "A model's position service.")
       .def_static("load", &Model::Load, "preset_or_path"_a,
@@ -421,6 +506,14 @@ void DefineModule(py::module_& m) {
                   "A preset with the golden files' flat config fields replaced.")
       .def("plan", &Model::MakePlan, "input_ids"_a, "image_grid_thw"_a, "video_grid_thw"_a,
            "options"_a, (std::string("Plans a padded batch. ") + kPromptArgsDoc).c_str())
+      .def("plan_vllm", &Model::MakeVllmPlan, "input_tokens"_a, "features"_a, "keep_masks"_a,
+           "embed_dtype"_a, "video_pruning_rate"_a,
+           "Plans vLLM's get_mrope_input_positions(input_tokens, mm_features) request "
+           "(features as (modality, offset, length, (t, h, w), second_per_grid_ts) tuples; "
+           "keep_masks not None: EVS-pruned videos).")
+      .def("compare", &Model::Compare, "input_ids"_a, "image_grid_thw"_a, "video_grid_thw"_a,
+           "options"_a, "conventions"_a,
+           "(agree, report): the batch under each convention (mrope explain --compare).")
       .def("get_rope_index", &Model::GetRopeIndex, "input_ids"_a, "image_grid_thw"_a,
            "video_grid_thw"_a, "options"_a,
            (std::string("(position_ids [3, B, L], mrope_position_deltas [B, 1]). ") +

@@ -275,6 +275,40 @@ TEST(CliTest, ExplainTablesAndRotary) {
   EXPECT_NE(FindField(Json(run.out), "q_rot"), nullptr);
 }
 
+// explain --compare: the golden README's examples of train/serve skew, with the exit status a
+// pipeline asserts on.
+TEST(CliTest, ExplainCompareShowsWhereConventionsDiverge) {
+  // qwen2_5_vl/case_026: HF steps the video by 4 (delta +45), vLLM by 5 (delta +60).
+  CliRun run = RunMrope(
+      "explain --compare=hf_v4,vllm --golden=tests/golden/qwen2_5_vl/case_026.json");
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("hf_v4: delta 45, first decode position (69, 69, 69)"));
+  EXPECT_THAT(run.out, HasSubstr("vllm: delta 60, first decode position (84, 84, 84)"));
+  EXPECT_THAT(run.out, HasSubstr("first divergence: token 5: hf_v4 (8, 4, 4) vllm (9, 4, 4)"));
+  EXPECT_THAT(run.out, HasSubstr("diverging by the rules:\n  images step t: by 0"));
+  EXPECT_THAT(run.out, HasSubstr("video time is: k * trunc(seconds per grid)"));
+  EXPECT_THAT(run.out, HasSubstr("conventions disagree"));
+
+  // A text-only prompt: every convention agrees.
+  run = RunMrope("explain --compare=hf_v4,hf_v5_2,vllm --config=qwen2_vl "
+                 "--request=tests/cli/testdata/text_only.json");
+  EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_THAT(run.out, HasSubstr("conventions agree"));
+
+  run = RunMrope("explain --compare=hf_v4 --config=qwen2_vl "
+                 "--request=tests/cli/testdata/text_only.json");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("--compare needs at least two conventions, got 1"));
+}
+
+// An EVS request: explain names the vLLM defect and the tokens it moves.
+TEST(CliTest, ExplainNamesVllmEvsDefects) {
+  const CliRun run = RunMrope("explain --golden=tests/golden/qwen3_vl_vllm_evs/case_001.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("mm_features[0]: vLLM rule E5: vLLM writes its 37 positions at "
+                                 "tokens [3, 40) instead of its placeholder [10, 47)"));
+}
+
 TEST(CliTest, UsageErrors) {
   CliRun run = RunMrope("");
   EXPECT_EQ(run.exit_code, 2);

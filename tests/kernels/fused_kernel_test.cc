@@ -24,6 +24,7 @@
 #include "mrope/rotary/attention_case.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
+#include "mrope/rotary/dtype_storage.h"
 #include "mrope/rotary/fp8_e4m3.h"
 #include "mrope/rotary/half_float.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -450,22 +451,10 @@ HostCase FromAttentionCase(const AttentionCase& c) {
       std::copy_n(k, d, row + c.k_heads * d);  // v: k's values
     }
   }
-  const auto store = [&](const std::vector<float>& values) {
-    std::vector<uint8_t> bytes(values.size() * ElementSize(c.dtype));
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (c.dtype == DType::kBFloat16) {
-        const uint16_t bits = FloatToBFloat16(values[i]);
-        std::memcpy(&bytes[2 * i], &bits, 2);
-      } else {
-        std::memcpy(&bytes[4 * i], &values[i], 4);
-      }
-    }
-    return bytes;
-  };
-  h.qkv = store(qkv);
+  h.qkv = StoreAllAs(c.dtype, qkv);
   std::vector<float> weights = c.q_norm_weight;
   weights.insert(weights.end(), c.k_norm_weight.begin(), c.k_norm_weight.end());
-  h.weights = store(weights);
+  h.weights = StoreAllAs(c.dtype, weights);
   const int64_t size = ElementSize(c.dtype);
   char* base = reinterpret_cast<char*>(h.qkv.data());
   FusedMropeArgs& a = h.args;

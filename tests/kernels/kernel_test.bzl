@@ -22,6 +22,7 @@ KERNEL_TEST_DEPS = [
     "//mrope/rotary:apply",
     "//mrope/rotary:axis_map",
     "//mrope/rotary:cos_sin_table",
+    "//mrope/rotary:dtype_storage",
     "//mrope/rotary:half_float",
     "//mrope/rotary:rope_math",
     "//mrope/rotary:rope_params",

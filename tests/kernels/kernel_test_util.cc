@@ -2,13 +2,12 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/gpu_util.h"
-#include "mrope/rotary/half_float.h"
+#include "mrope/rotary/dtype_storage.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/tensor_view.h"
 
@@ -58,17 +57,9 @@ std::vector<int64_t> VideoPositions(int64_t num_tokens, int64_t max_base, std::m
 
 std::vector<uint8_t> RandomStorage(DType dtype, int64_t elements, std::mt19937& rng) {
   std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  std::vector<uint8_t> bytes(elements * ElementSize(dtype));
-  for (int64_t i = 0; i < elements; ++i) {
-    const float v = value(rng);
-    if (dtype == DType::kFloat32) {
-      std::memcpy(&bytes[4 * i], &v, 4);
-    } else {
-      const uint16_t bits = dtype == DType::kBFloat16 ? FloatToBFloat16(v) : FloatToHalf(v);
-      std::memcpy(&bytes[2 * i], &bits, 2);
-    }
-  }
-  return bytes;
+  std::vector<float> values(elements);
+  for (float& v : values) v = value(rng);
+  return StoreAllAs(dtype, values);
 }
 
 DeviceBuffer UploadPositions(const std::vector<int64_t>& positions, bool as_int32) {

@@ -412,8 +412,10 @@ TEST(PositionServiceTest, ErrorsNameTheProblem) {
     const char* message;
   };
   const Case kCases[] = {
-      {"", "needs either inputs.input_ids or sequences, got neither"},
-      {"inputs { input_ids { ids: 1 } } sequences { spans { text_tokens: 1 } }", "got both"},
+      {"", "needs exactly one of inputs.input_ids, sequences and a vLLM request "
+           "(input_tokens, mm_features), got 0"},
+      {"inputs { input_ids { ids: 1 } } sequences { spans { text_tokens: 1 } }", "got 2"},
+      {"sequences { spans { text_tokens: 1 } } vllm { input_tokens: 1 }", "got 2"},
       {"inputs { input_ids { ids: [1, 2] } input_ids { ids: 3 } }",
        "inputs.input_ids[1] has 1 entries, expected 2"},
       {"inputs { input_ids { ids: 1 } } options { window_begin: 0 }",

@@ -233,14 +233,43 @@ TEST(RequestIoTest, FeatureAttentionMaskIsCheckedRowByRow) {
   EXPECT_THAT(std::string(broken.status().message()), HasSubstr("pixel_values[0][1]: malformed JSON"));
 }
 
+// A vLLM request in its proto3 JSON form ("vllm") and in the golden cases' (under "inputs").
+TEST(RequestIoTest, VllmRequestsInBothForms) {
+  auto nested = PositionRequestFromJson(R"({"vllm": {"input_tokens": [1, 2, 3],
+      "mm_features": [{"modality": "video", "mm_position": {"offset": 1, "length": 1},
+                       "data": {"video_grid_thw": [1, 2, 2], "second_per_grid_ts": 0.5}}],
+      "evs": {"keep_masks": [[1]], "embed_dtype": "float32", "video_pruning_rate": 0.25}}})");
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  const VllmPrompt& v = nested->vllm();
+  EXPECT_EQ(v.input_tokens_size(), 3);
+  EXPECT_EQ(v.mm_features(0).modality(), VllmFeature::VIDEO);
+  EXPECT_EQ(v.mm_features(0).mm_position().offset(), 1);
+  EXPECT_EQ(v.mm_features(0).data().video_grid_thw().w(), 2);
+  EXPECT_EQ(v.mm_features(0).data().second_per_grid_ts(), 0.5f);
+  EXPECT_EQ(v.evs().embed_dtype(), VllmEvs::FLOAT32);
+  EXPECT_EQ(v.evs().video_pruning_rate(), 0.25);
+  auto golden = PositionRequestFromJson(R"({"inputs": {"input_tokens": [1, 2, 3],
+      "mm_features": [], "keep_masks": [[1]], "embed_dtype": "bfloat16"}})");
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  EXPECT_TRUE(golden->vllm().has_evs());
+  auto bad = PositionRequestFromJson(
+      R"({"vllm": {"mm_features": [{"modality": "audio"}]}})");
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("expected one of IMAGE, VIDEO, got audio"));
+  auto unknown = PositionRequestFromJson(R"({"vllm": {"evs": {"mask": []}}})");
+  EXPECT_THAT(std::string(unknown.status().message()),
+              HasSubstr("unknown key 'mask'; accepted keys: keep_masks, embed_dtype"));
+}
+
 TEST(RequestIoTest, UnknownKeysAreNamedWithTheAcceptedOnes) {
   auto pixels = PositionRequestFromJson(R"({"input_ids": [[1]], "pixel_value": [[0.5]]})");
   EXPECT_EQ(std::string(pixels.status().message()),
-            "unknown key 'pixel_value'; accepted keys: inputs, sequences, options, input_ids, "
-            "attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts, "
+            "unknown key 'pixel_value'; accepted keys: inputs, sequences, options, vllm, "
+            "input_ids, attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts, "
             "video_second_per_grid, audio_feature_lengths, feature_attention_mask, "
             "use_audio_in_video, pixel_values, pixel_values_videos, input_features, "
-            "mm_token_type_ids, video_timestamps, images_per_sample");
+            "mm_token_type_ids, video_timestamps, images_per_sample, input_tokens, mm_features, "
+            "keep_masks, embed_dtype, video_pruning_rate, unpruned_input_ids");
   auto span = PositionRequestFromJson(R"({"sequences": [{"spans": [{"knd": "TEXT"}]}]})");
   EXPECT_EQ(std::string(span.status().message()),
             "sequences[0].spans[0]: unknown key 'knd'; accepted keys: kind, text_tokens, grid, "
