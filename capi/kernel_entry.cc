@@ -15,6 +15,7 @@
 #include "mrope/common/status_macros.h"
 #include "mrope/mrope_c.h"
 #include "mrope/rotary/qk_norm_math.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/tensor_view.h"
 
 namespace mrope {
@@ -32,8 +33,12 @@ static_assert(MROPE_QK_NORM_NONE == static_cast<int>(QkNormForm::kNone) &&
               MROPE_QK_NORM_WEIGHT == static_cast<int>(QkNormForm::kWeight) &&
               MROPE_QK_NORM_ONE_PLUS_WEIGHT == static_cast<int>(QkNormForm::kOnePlusWeight));
 
-constexpr size_t kKernelArgsV1 = sizeof(mrope_kernel_args);
-constexpr size_t kFusedArgsV1 = sizeof(mrope_fused_args);
+static_assert(MROPE_FORWARD == static_cast<int>(RotationDirection::kForward) &&
+              MROPE_INVERSE == static_cast<int>(RotationDirection::kInverse));
+
+// The structs' first versions ended before `direction`.
+constexpr size_t kKernelArgsV1 = offsetof(mrope_kernel_args, direction);
+constexpr size_t kFusedArgsV1 = offsetof(mrope_fused_args, direction);
 
 absl::StatusOr<DType> ToDType(int32_t value, const char* name) {
   if (value < MROPE_FLOAT32 || value > MROPE_FLOAT8_E4M3) {
@@ -41,6 +46,14 @@ absl::StatusOr<DType> ToDType(int32_t value, const char* name) {
         name, " is ", value, ", expected 0 (fp32), 1 (bf16), 2 (fp16) or 3 (fp8 e4m3)"));
   }
   return static_cast<DType>(value);
+}
+
+absl::StatusOr<RotationDirection> ToDirection(int32_t value) {
+  if (value != MROPE_FORWARD && value != MROPE_INVERSE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("args->direction is ", value, ", expected 0 (forward) or 1 (inverse)"));
+  }
+  return static_cast<RotationDirection>(value);
 }
 
 absl::StatusOr<HeadsView> ToHeads(const mrope_heads_view& in, const char* name) {
@@ -126,6 +139,7 @@ absl::Status LaunchKernel(const mrope_rotary* rotary, const mrope_kernel_args* a
   args.sequence_delta = ToSequenceDelta(in.sequence_delta);
   args.table = ToTable(in.table);
   args.error_flag = in.error_flag;
+  MROPE_ASSIGN_OR_RETURN(args.direction, ToDirection(in.direction));
   return LaunchMropeKernel(rotary->spec, args, stream);
 }
 
@@ -148,6 +162,7 @@ absl::Status LaunchFused(const mrope_rotary* rotary, const mrope_fused_args* arg
   args.slot_mapping = in.slot_mapping;
   MROPE_ASSIGN_OR_RETURN(args.cache, ToCache(in.cache));
   args.error_flag = in.error_flag;
+  MROPE_ASSIGN_OR_RETURN(args.direction, ToDirection(in.direction));
   return LaunchFusedMropeKernel(rotary->spec, args, stream);
 }
 

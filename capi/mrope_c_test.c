@@ -8,6 +8,7 @@
 #include "mrope/mrope_c.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,9 +277,35 @@ static float Pseudorandom(uint32_t* seed) {
   return (float)(*seed >> 8) / (float)(1 << 23) - 1.0f;
 }
 
+/* The inverse rotation (the backward): by -angle. */
+static void InverseRotateHead(float* x, const float* cos, const float* sin) {
+  for (int j = 0; j < kPairs; ++j) {
+    const float a = x[j], b = x[j + kPairs];
+    x[j] = a * cos[j] + b * sin[j];
+    x[j + kPairs] = b * cos[j] - a * sin[j];
+  }
+}
+
 typedef struct {
   float qkv[kTokens][kQHeads + 2 * kKHeads][kHeadDim]; /* a fused qkv buffer */
 } Qkv;
+
+static void FillPseudorandom(Qkv* qkv, uint32_t seed) {
+  for (float* x = &qkv->qkv[0][0][0]; x < &qkv->qkv[0][0][0] + sizeof(*qkv) / 4; ++x) {
+    *x = Pseudorandom(&seed);
+  }
+}
+
+/* kExpected as planar int64 host positions. */
+static mrope_positions_view PromptPositions(void) {
+  mrope_positions_view view;
+  memset(&view, 0, sizeof(view));
+  view.data = kExpected;
+  view.is_int64 = 1;
+  view.num_tokens = kTokens;
+  view.axis_stride = kTokens;
+  return view;
+}
 
 static mrope_heads_view View(void* base, int first_head, int num_heads) {
   mrope_heads_view view;
@@ -293,12 +320,54 @@ static mrope_heads_view View(void* base, int first_head, int num_heads) {
   return view;
 }
 
-static void TestKernels(void) {
-  mrope_model* model = LoadPreset("qwen2_vl");
+static mrope_rotary* CreateRotary(const mrope_model* model) {
   mrope_rotary* rotary = NULL;
   CheckStatus(
       mrope_rotary_create(model, kTokens, MROPE_SINCOS_DOUBLE, &rotary, message, sizeof(message)),
       MROPE_OK, "mrope_rotary_create", NULL);
+  return rotary;
+}
+
+/* cos/sin of the prompt's positions (kExpected). */
+static void PromptCosSin(const mrope_rotary* rotary, float cos_values[kTokens][kPairs],
+                         float sin_values[kTokens][kPairs]) {
+  const mrope_positions_view positions = PromptPositions();
+  CheckStatus(mrope_rotary_cos_sin(rotary, &positions, &cos_values[0][0], &sin_values[0][0],
+                                   kTokens * kPairs, message, sizeof(message)),
+              MROPE_OK, "mrope_rotary_cos_sin", NULL);
+}
+
+/* The kernel on a device qkv buffer (q: heads 0-1, k: head 2) at device positions kExpected. */
+static mrope_kernel_args KernelArgs(Qkv* qkv, const int64_t* positions, int* error_flag) {
+  mrope_kernel_args args;
+  memset(&args, 0, sizeof(args));
+  args.struct_size = sizeof(args);
+  args.q = View(qkv, 0, kQHeads);
+  args.k = View(qkv, kQHeads, kKHeads);
+  args.positions = PromptPositions();
+  args.positions.data = positions;
+  args.error_flag = error_flag;
+  return args;
+}
+
+/* The fused kernel without norm or cache: q in place, k written back in place. */
+static mrope_fused_args FusedInPlace(Qkv* qkv, const int64_t* positions, int* error_flag) {
+  mrope_fused_args fused;
+  memset(&fused, 0, sizeof(fused));
+  fused.struct_size = sizeof(fused);
+  fused.q = View(qkv, 0, kQHeads);
+  fused.k = View(qkv, kQHeads, kKHeads);
+  fused.v = View(qkv, kQHeads + kKHeads, kKHeads);
+  fused.k_out = fused.k;
+  fused.positions = PromptPositions();
+  fused.positions.data = positions;
+  fused.error_flag = error_flag;
+  return fused;
+}
+
+static void TestKernels(void) {
+  mrope_model* model = LoadPreset("qwen2_vl");
+  mrope_rotary* rotary = CreateRotary(model);
   mrope_rotary* refused = (mrope_rotary*)1;
   CheckStatus(mrope_rotary_create(model, kTokens, 5, &refused, message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_rotary_create(math 5)", "sincos_math is 5");
@@ -314,31 +383,21 @@ static void TestKernels(void) {
         info.attention_scaling);
 
   /* cos/sin of the prompt's positions. */
-  mrope_positions_view host_positions;
-  memset(&host_positions, 0, sizeof(host_positions));
-  host_positions.data = kExpected;
-  host_positions.is_int64 = 1;
-  host_positions.num_tokens = kTokens;
-  host_positions.axis_stride = kTokens;
   static float cos_values[kTokens][kPairs], sin_values[kTokens][kPairs];
-  CheckStatus(mrope_rotary_cos_sin(rotary, &host_positions, &cos_values[0][0], &sin_values[0][0],
-                                   kTokens * kPairs, message, sizeof(message)),
-              MROPE_OK, "mrope_rotary_cos_sin", NULL);
+  PromptCosSin(rotary, cos_values, sin_values);
   Check(cos_values[0][0] == 1.0f && sin_values[0][0] == 0.0f, "position 0: cos %g sin %g",
         cos_values[0][0], sin_values[0][0]);
   /* Token 5 (image row 0, column 1): pair 0 (t) at 4, pair 63 (w) at 5. */
   Check(sin_values[5][0] == (float)sin(4.0) && sin_values[5][63] != sin_values[4][63],
         "axis map of token 5");
+  const mrope_positions_view host_positions = PromptPositions();
   CheckStatus(mrope_rotary_cos_sin(rotary, &host_positions, &cos_values[0][0], &sin_values[0][0],
                                    10, message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_rotary_cos_sin(capacity 10)", "cos_capacity");
 
   /* The kernel on q and k views of a fused qkv buffer, against the ABI's cos/sin. */
   static Qkv host, expected, result;
-  uint32_t seed = 7;
-  for (float* x = &host.qkv[0][0][0]; x < &host.qkv[0][0][0] + sizeof(host) / 4; ++x) {
-    *x = Pseudorandom(&seed);
-  }
+  FillPseudorandom(&host, 7);
   expected = host;
   for (int t = 0; t < kTokens; ++t) {
     for (int h = 0; h < kQHeads + kKHeads; ++h)
@@ -348,14 +407,7 @@ static void TestKernels(void) {
   int64_t* positions = DeviceCopy(kExpected, sizeof(kExpected));
   int zero = 0;
   int* error_flag = DeviceCopy(&zero, sizeof(zero));
-  mrope_kernel_args args;
-  memset(&args, 0, sizeof(args));
-  args.struct_size = sizeof(args);
-  args.q = View(qkv, 0, kQHeads);
-  args.k = View(qkv, kQHeads, kKHeads);
-  args.positions = host_positions;
-  args.positions.data = positions;
-  args.error_flag = error_flag;
+  mrope_kernel_args args = KernelArgs(qkv, positions, error_flag);
   CheckStatus(mrope_launch_kernel(rotary, &args, NULL, message, sizeof(message)), MROPE_OK,
               "mrope_launch_kernel", NULL);
   Synchronize();
@@ -367,15 +419,7 @@ static void TestKernels(void) {
 
   /* The fused kernel without norm or cache: q in place, k written back in place. */
   Qkv* fused_qkv = DeviceCopy(&host, sizeof(host));
-  mrope_fused_args fused;
-  memset(&fused, 0, sizeof(fused));
-  fused.struct_size = sizeof(fused);
-  fused.q = View(fused_qkv, 0, kQHeads);
-  fused.k = View(fused_qkv, kQHeads, kKHeads);
-  fused.v = View(fused_qkv, kQHeads + kKHeads, kKHeads);
-  fused.k_out = fused.k;
-  fused.positions = args.positions;
-  fused.error_flag = error_flag;
+  mrope_fused_args fused = FusedInPlace(fused_qkv, positions, error_flag);
   CheckStatus(mrope_launch_fused_kernel(rotary, &fused, NULL, message, sizeof(message)), MROPE_OK,
               "mrope_launch_fused_kernel", NULL);
   Synchronize();
@@ -442,6 +486,114 @@ static void TestKernels(void) {
   mrope_model_free(model);
 }
 
+/* Launches the kernel on a device copy of `in` (q: heads 0-1, k: head 2) with `direction`
+ * and struct_size `size`; returns its status and the result in `out`. */
+static int LaunchOnCopy(const mrope_rotary* rotary, const Qkv* in, int32_t direction,
+                        uint32_t size, Qkv* out) {
+  Qkv* qkv = DeviceCopy(in, sizeof(*in));
+  int64_t* positions = DeviceCopy(kExpected, sizeof(kExpected));
+  int zero = 0;
+  int* error_flag = DeviceCopy(&zero, sizeof(zero));
+  mrope_kernel_args args = KernelArgs(qkv, positions, error_flag);
+  args.struct_size = size;
+  args.direction = direction;
+  const int status = mrope_launch_kernel(rotary, &args, NULL, message, sizeof(message));
+  Synchronize();
+  HostCopy(out, qkv, sizeof(*out));
+  int flag = -1;
+  HostCopy(&flag, error_flag, sizeof(flag));
+  Check(flag == 0, "error flag %d", flag);
+  DeviceFree(error_flag);
+  DeviceFree(positions);
+  DeviceFree(qkv);
+  return status;
+}
+
+/* The backward (direction MROPE_INVERSE): equal to the inverse rotation by the ABI's cos/sin,
+ * undoes the forward within rounding; an older struct_size means forward. */
+static void TestBackward(void) {
+  mrope_model* model = LoadPreset("qwen2_vl");
+  mrope_rotary* rotary = CreateRotary(model);
+  static float cos_values[kTokens][kPairs], sin_values[kTokens][kPairs];
+  PromptCosSin(rotary, cos_values, sin_values);
+  static Qkv gradient, expected, result, round_trip;
+  FillPseudorandom(&gradient, 11);
+  expected = gradient;
+  for (int t = 0; t < kTokens; ++t) {
+    for (int h = 0; h < kQHeads + kKHeads; ++h)
+      InverseRotateHead(expected.qkv[t][h], cos_values[t], sin_values[t]);
+  }
+  CheckStatus(LaunchOnCopy(rotary, &gradient, MROPE_INVERSE, sizeof(mrope_kernel_args), &result),
+              MROPE_OK, "mrope_launch_kernel(inverse)", NULL);
+  Check(memcmp(&result, &expected, sizeof(result)) == 0, "inverse kernel result differs");
+
+  /* backward(forward(x)) == x within rounding (|x| <= 1: a few fp32 ulps of 1). */
+  static Qkv forward;
+  CheckStatus(LaunchOnCopy(rotary, &gradient, MROPE_FORWARD, sizeof(mrope_kernel_args), &forward),
+              MROPE_OK, "mrope_launch_kernel(forward)", NULL);
+  CheckStatus(LaunchOnCopy(rotary, &forward, MROPE_INVERSE, sizeof(mrope_kernel_args), &round_trip),
+              MROPE_OK, "mrope_launch_kernel(inverse of forward)", NULL);
+  float worst = 0.0f;
+  for (int t = 0; t < kTokens; ++t) {
+    for (int h = 0; h < kQHeads + kKHeads; ++h) {
+      for (int d = 0; d < kHeadDim; ++d) {
+        const float error = fabsf(round_trip.qkv[t][h][d] - gradient.qkv[t][h][d]);
+        if (error > worst) worst = error;
+      }
+    }
+  }
+  Check(worst <= 1e-6f, "backward(forward(x)) is off by %g", worst);
+  Check(memcmp(&forward, &gradient, sizeof(forward)) != 0, "the forward rotated nothing");
+
+  /* A caller of the first version (struct_size before `direction`) gets the forward, whatever
+   * lies past its struct. */
+  CheckStatus(LaunchOnCopy(rotary, &gradient, MROPE_INVERSE,
+                           (uint32_t)offsetof(mrope_kernel_args, direction), &result),
+              MROPE_OK, "mrope_launch_kernel(first-version struct_size)", NULL);
+  Check(memcmp(&result, &forward, sizeof(result)) == 0, "a first-version struct did not rotate "
+                                                        "forward");
+
+  /* Bad directions are refused, naming the field. */
+  CheckStatus(LaunchOnCopy(rotary, &gradient, 2, sizeof(mrope_kernel_args), &result),
+              MROPE_INVALID_ARGUMENT, "mrope_launch_kernel(direction 2)", "args->direction is 2");
+  Check(memcmp(&result, &gradient, sizeof(result)) == 0, "a refused launch wrote q or k");
+
+  /* The fused kernel's inverse (no norm): the same inverse; with a norm it is refused. */
+  Qkv* fused_qkv = DeviceCopy(&gradient, sizeof(gradient));
+  int64_t* positions = DeviceCopy(kExpected, sizeof(kExpected));
+  int zero = 0;
+  int* error_flag = DeviceCopy(&zero, sizeof(zero));
+  mrope_fused_args fused = FusedInPlace(fused_qkv, positions, error_flag);
+  fused.direction = MROPE_INVERSE;
+  CheckStatus(mrope_launch_fused_kernel(rotary, &fused, NULL, message, sizeof(message)), MROPE_OK,
+              "mrope_launch_fused_kernel(inverse)", NULL);
+  Synchronize();
+  HostCopy(&result, fused_qkv, sizeof(result));
+  Check(memcmp(&result, &expected, sizeof(result)) == 0, "inverse fused kernel result differs");
+  mrope_fused_args bad = fused;
+  bad.direction = -1;
+  CheckStatus(mrope_launch_fused_kernel(rotary, &bad, NULL, message, sizeof(message)),
+              MROPE_INVALID_ARGUMENT, "mrope_launch_fused_kernel(direction -1)",
+              "args->direction is -1");
+  static const float kWeight[kHeadDim] = {1.0f};
+  float* weight = DeviceCopy(kWeight, sizeof(kWeight));
+  bad = fused;
+  bad.q_norm.form = MROPE_QK_NORM_WEIGHT;
+  bad.q_norm.weight_dtype = MROPE_FLOAT32;
+  bad.q_norm.weight = weight;
+  bad.q_norm.eps = 1e-6f;
+  CheckStatus(mrope_launch_fused_kernel(rotary, &bad, NULL, message, sizeof(message)),
+              MROPE_INVALID_ARGUMENT, "mrope_launch_fused_kernel(inverse with a norm)",
+              "direction=kInverse with a norm");
+
+  DeviceFree(weight);
+  DeviceFree(error_flag);
+  DeviceFree(positions);
+  DeviceFree(fused_qkv);
+  mrope_rotary_free(rotary);
+  mrope_model_free(model);
+}
+
 typedef struct {
   const char* name;
   void (*run)(void);
@@ -453,7 +605,8 @@ int main(int argc, char** argv) {
   Case cases[] = {{"Library", TestLibrary, 0},
                   {"Models", TestModels, 0},
                   {"Positions", TestPositions, 0},
-                  {"Kernels", TestKernels, 0}};
+                  {"Kernels", TestKernels, 0},
+                  {"Backward", TestBackward, 0}};
   const int num_cases = (int)(sizeof(cases) / sizeof(cases[0]));
   int failed = 0;
   for (int i = 0; i < num_cases; ++i) {

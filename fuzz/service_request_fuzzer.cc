@@ -5,6 +5,7 @@
 // JSON, textproto, binary), then the request. Properties checked on every handled request:
 //   * each returned array's shape matches its value count, in the resolved output type;
 //   * decode positions are [3][B][decode_steps] and cos/sin cover every returned position;
+//   * a context-parallel response has one cp_token_index per returned token;
 //   * handling the same request again gives the same response, byte for byte (no state is kept
 //     between calls).
 
@@ -63,6 +64,12 @@ void CheckResponse(const PositionRequest& request, const PositionResponse& respo
     CheckArray(response.decode_position_ids(), type, "decode_position_ids");
     FUZZ_CHECK(Count(response.decode_position_ids(), type) == 3 * rows * steps,
                "decode_position_ids is not [3][B][decode_steps]");
+  }
+  if (request.options().cp_size() != 0) {
+    FUZZ_CHECK(response.cp_token_index_size() == Product(response.position_ids()) / 3 &&
+                   response.cu_seqlens_size() == rows + 1,
+               "a context-parallel response needs one cp_token_index per token and cu_seqlens "
+               "[B + 1]");
   }
   if (request.options().cos_sin()) {
     const int64_t tokens = Product(response.position_ids()) / 3;

@@ -26,6 +26,10 @@ struct CliOptions {
   std::string video_time_rounding;  // override: scale_then_truncate | truncate_interval_first
   std::string convention;           // override: hf_v4 (or hf) | hf_v5_2 | hf_v5 | vllm
   std::string compare;              // explain: conventions to compare, "hf_v4,hf_v5_2,vllm"
+  // positions: rank cp_rank of cp_size's context-parallel slice (the request's
+  // options.cp_size / cp_rank); 0: as the request says.
+  int32_t cp_size = 0;
+  int32_t cp_rank = 0;
 };
 
 // The model of --config with the --video_time_rounding / --convention overrides applied.

@@ -53,6 +53,13 @@ ABSL_FLAG(std::string, convention, "",
           "new families' default), hf_v5 (transformers v5.15, blocks from mm_token_type_ids) "
           "or vllm (each row its own request).");
 
+ABSL_FLAG(int32_t, cp_size, 0,
+          "positions: context parallelism over N ranks (Megatron-LM / TransformerEngine "
+          "chunks): only --cp_rank's slice, its token indices (cp_token_index) and cu_seqlens. "
+          "Every row's padded length (the batch's row length; PACKED: the row's own) must be a "
+          "multiple of 2 * N. 0: as the request says.");
+ABSL_FLAG(int32_t, cp_rank, 0, "positions: the context-parallel rank, in [0, --cp_size).");
+
 namespace {
 
 constexpr char kUsage[] = R"(M-RoPE positions of multimodal prompts for Qwen VL / Omni / 3.5, GLM-4.1V / 4.5V / 4.6V / OCR / Image, PaddleOCR-VL and ERNIE-4.5-VL models.
@@ -65,12 +72,14 @@ commands:
                mrope positions --config=qwen2_5_vl --request=request.json
                mrope positions --config=Qwen2.5-VL-7B-Instruct/config.json --request=- < req.textproto
                mrope positions --config=qwen3_vl --request=req.json --format=int32 --output=pos.bin
+               mrope positions --config=qwen2_5_vl --request=req.json --cp_size=4 --cp_rank=1
              A request holds the prompt as HF processors give it (inputs: input_ids,
              attention_mask, image_grid_thw, video_grid_thw, second_per_grid_ts,
              video_second_per_grid, audio_feature_lengths, use_audio_in_video,
              mm_token_type_ids, images_per_sample) or as explicit
              spans (sequences), plus options: output_type, layout (PADDED | PACKED),
-             window_begin/window_end, decode_steps, cos_sin. Minimal JSON request:
+             window_begin/window_end, decode_steps, cos_sin, cp_size/cp_rank. Minimal JSON
+             request:
                {"inputs": {"input_ids": [[151652, 151655, 151655, 151655, 151655, 151653, 42]],
                            "image_grid_thw": [[1, 4, 4]]}}
   explain    A table of the prompt's spans: kind, token range, grid, seconds per grid, the
@@ -143,6 +152,8 @@ int main(int argc, char** argv) {
   options.video_time_rounding = absl::GetFlag(FLAGS_video_time_rounding);
   options.convention = absl::GetFlag(FLAGS_convention);
   options.compare = absl::GetFlag(FLAGS_compare);
+  options.cp_size = absl::GetFlag(FLAGS_cp_size);
+  options.cp_rank = absl::GetFlag(FLAGS_cp_rank);
 
   absl::Status status;
   if (command == "positions") {

@@ -19,11 +19,26 @@ namespace {
 // prefill and for 3 decode steps, so those are returned unless the case asks otherwise.
 constexpr int64_t kGoldenDecodeSteps = 3;
 
+// --cp_size / --cp_rank into the request's options.
+absl::Status ApplyContextParallel(const CliOptions& options, PositionRequest& request) {
+  if (options.cp_size == 0) {
+    if (options.cp_rank != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--cp_rank=", options.cp_rank, " needs --cp_size"));
+    }
+    return absl::OkStatus();
+  }
+  request.mutable_options()->set_cp_size(options.cp_size);
+  request.mutable_options()->set_cp_rank(options.cp_rank);
+  return absl::OkStatus();
+}
+
 absl::Status RunGolden(const CliOptions& options, std::ostream& out) {
   if (!options.format.empty() && options.format != "json") {
     return absl::InvalidArgumentError("--golden prints JSON; drop --format");
   }
   MROPE_ASSIGN_OR_RETURN(GoldenInput input, LoadGoldenInput(options));
+  MROPE_RETURN_IF_ERROR(ApplyContextParallel(options, input.request));
   if (input.request.options().decode_steps() == 0) {
     input.request.mutable_options()->set_decode_steps(kGoldenDecodeSteps);
   }
@@ -55,6 +70,7 @@ absl::Status RunPositions(const CliOptions& options, std::ostream& out) {
   MROPE_ASSIGN_OR_RETURN(ModelSpec spec, LoadCliModel(options));
   MROPE_ASSIGN_OR_RETURN(const PositionService service, PositionService::Create(std::move(spec)));
   MROPE_ASSIGN_OR_RETURN(PositionRequest request, LoadCliRequest(options));
+  MROPE_RETURN_IF_ERROR(ApplyContextParallel(options, request));
   if (raw) {
     request.mutable_options()->set_output_type(format == "int32" ? PositionOptions::INT32
                                                                  : PositionOptions::INT64);

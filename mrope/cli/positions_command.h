@@ -17,6 +17,8 @@ namespace mrope {
 //                                      json (default, golden layout), textproto, or int32 /
 //                                      int64: the raw position_ids in native byte order, which
 //                                      need --output
+//   --cp_size=N --cp_rank=R            only rank R's context-parallel slice (the request's
+//                                      options.cp_size / cp_rank; proto/mrope.proto)
 // The result goes to --output, or to `out`.
 absl::Status RunPositions(const CliOptions& options, std::ostream& out);
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/context_parallel.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/sequence_positions.h"
 #include "mrope/rotary/apply.h"
@@ -42,6 +43,32 @@ absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const Positio
       return absl::Status(status.code(), absl::StrCat("row ", row, ": ", status.message()));
     }
   }
+  return absl::OkStatus();
+}
+
+// Rank cp_rank's slice: every row padded to L (padded layout) or to its own length (packed).
+template <typename Out>
+absl::Status FillContextParallel(const BatchPlan& plan, const OutputOptions& options,
+                                 const PositionLimits& limits, PositionResult<Out>& result) {
+  if (options.window.has_value()) {
+    return absl::InvalidArgumentError("cp_size: context parallelism does not take a window");
+  }
+  const bool padded_layout = options.layout == OutputLayout::kPadded;
+  std::vector<int64_t> padded_lengths;
+  padded_lengths.reserve(plan.rows.size());
+  for (const SequencePositions& row : plan.rows) {
+    padded_lengths.push_back(padded_layout ? plan.seq_len : row.num_tokens());
+  }
+  const ContextParallel& cp = *options.context_parallel;
+  MROPE_ASSIGN_OR_RETURN(
+      ContextParallelPositions<Out> slice,
+      ContextParallelSlice<Out>(plan.rows, padded_lengths, cp.cp_size, cp.cp_rank, limits));
+  result.shape = padded_layout
+                     ? std::vector<int64_t>{3, plan.batch_size, plan.seq_len / cp.cp_size}
+                     : std::vector<int64_t>{3, slice.num_tokens};
+  result.position_ids = std::move(slice.positions);
+  result.cu_seqlens = std::move(slice.cu_seqlens);
+  result.cp_token_index = std::move(slice.token_index);
   return absl::OkStatus();
 }
 
@@ -197,7 +224,13 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   PositionResult<Out> result;
   const int64_t b = plan.batch_size;
   if (plan.evs != nullptr) {
+    if (options.context_parallel.has_value()) {
+      return absl::InvalidArgumentError(
+          "cp_size: context parallelism slices training batches, not a vLLM EVS request");
+    }
     MROPE_RETURN_IF_ERROR(FillEvs(*plan.evs, options, limits(), result));
+  } else if (options.context_parallel.has_value()) {
+    MROPE_RETURN_IF_ERROR(FillContextParallel(plan, options, limits(), result));
   } else if (options.window.has_value()) {
     MROPE_RETURN_IF_ERROR(FillWindow(plan, *options.window, limits(), result.position_ids));
     const int64_t w = options.window->end - options.window->begin;

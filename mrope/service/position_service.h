@@ -69,6 +69,14 @@ enum class OutputLayout {
   kPacked,  // [3][total], padding dropped, with cu_seqlens (FlashAttention varlen layout)
 };
 
+// Rank cp_rank of cp_size's slice (mrope/positions/context_parallel.h) of every row's own tokens
+// extended by decode positions (as TokenWindow) to its padded length: the batch's row length L
+// in the padded layout ([3][B][L / cp_size]), the row's own length in the packed one.
+struct ContextParallel {
+  int cp_size = 1;
+  int cp_rank = 0;
+};
+
 struct OutputOptions {
   OutputLayout layout = OutputLayout::kPadded;
   std::optional<TokenWindow> window;  // absent: the whole prompt
@@ -78,6 +86,7 @@ struct OutputOptions {
   // generate() prefills them (they differ for GLM's and ERNIE's text-only batches under
   // hf_v5_2). Python's get_rope_index sets it.
   bool rope_index_padding = false;
+  std::optional<ContextParallel> context_parallel;  // not with a window
 };
 
 // Positions in the output type Out (int64_t, int32_t or float). int32 refuses values above
@@ -91,6 +100,9 @@ struct PositionResult {
   std::vector<int64_t> shape;  // of position_ids: {3, B, L}, {3, B, W} or {3, total}
   PositionBuffer<Out> position_ids;
   std::vector<int64_t> cu_seqlens;          // packed: {0, n0, n0 + n1, ...}
+  // context_parallel: of each token, its index in the padded packed batch (cu_seqlens: the
+  // rank's local lengths, in either layout).
+  std::vector<int64_t> cp_token_index;
   std::vector<Out> mrope_position_deltas;   // [B]: get_rope_index's second return
   std::vector<Out> rope_deltas;             // [B]: what generation adds to the cache position
   int64_t decode_steps = 0;

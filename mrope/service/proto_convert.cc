@@ -211,6 +211,12 @@ absl::StatusOr<OutputOptions> OutputOptionsFromProto(const PositionOptions& opti
   }
   out.decode_steps = options.decode_steps();
   out.cos_sin = options.cos_sin();
+  if (options.cp_size() != 0) {
+    out.context_parallel = ContextParallel{options.cp_size(), options.cp_rank()};
+  } else if (options.cp_rank() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("options.cp_rank=", options.cp_rank(),
+                                                   " needs options.cp_size"));
+  }
   return out;
 }
 
@@ -221,6 +227,8 @@ PositionResponse ResponseFromResult(const PositionResult<Out>& result,
   response.set_output_type(type);
   SetValues(result.position_ids, result.shape, *response.mutable_position_ids());
   response.mutable_cu_seqlens()->Add(result.cu_seqlens.begin(), result.cu_seqlens.end());
+  response.mutable_cp_token_index()->Add(result.cp_token_index.begin(),
+                                         result.cp_token_index.end());
   const int64_t b = result.mrope_position_deltas.size();
   SetValues(result.mrope_position_deltas, {b}, *response.mutable_mrope_position_deltas());
   SetValues(result.rope_deltas, {b}, *response.mutable_rope_deltas());

@@ -66,7 +66,8 @@ constexpr std::initializer_list<absl::string_view> kEvsKeys = {"keep_masks", "em
 constexpr std::initializer_list<absl::string_view> kSpanKeys = {
     "kind", "text_tokens", "grid", "seconds_per_grid", "audio_tokens", "open"};
 constexpr std::initializer_list<absl::string_view> kOptionKeys = {
-    "output_type", "layout", "window_begin", "window_end", "decode_steps", "cos_sin"};
+    "output_type", "layout", "window_begin", "window_end", "decode_steps", "cos_sin",
+    "cp_size",     "cp_rank"};
 
 // `key` is the proto field `name` (snake_case) or its proto3 JSON name (lowerCamelCase).
 bool IsField(absl::string_view key, absl::string_view name) {
@@ -426,6 +427,15 @@ absl::Status ReadOptions(JsonValue& value, PositionOptions& options) {
       return Set(field.Int64(), options, &Options::set_decode_steps);
     }
     if (IsField(key, "cos_sin")) return Set(field.Bool(), options, &Options::set_cos_sin);
+    // int32 fields; their values are checked by the service (context_parallel.h).
+    constexpr int64_t kMinInt32 = std::numeric_limits<int32_t>::min();
+    constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+    if (IsField(key, "cp_size")) {
+      return Set(field.Int64(kMinInt32, kMaxInt32), options, &Options::set_cp_size);
+    }
+    if (IsField(key, "cp_rank")) {
+      return Set(field.Int64(kMinInt32, kMaxInt32), options, &Options::set_cp_rank);
+    }
     return field.UnknownKey(key, kOptionKeys);
   });
 }

@@ -43,6 +43,11 @@ std::string PositionResponseToJson(const PositionResponse& response) {
     AppendJsonKey("cu_seqlens", out);
     AppendJsonArray(Values(response.cu_seqlens()), {response.cu_seqlens_size()}, out);
   }
+  if (response.cp_token_index_size() > 0) {
+    out += ",";
+    AppendJsonKey("cp_token_index", out);
+    AppendJsonArray(Values(response.cp_token_index()), {response.cp_token_index_size()}, out);
+  }
   if (response.has_cos()) {
     AppendArray("cos", response.cos(), out);
     AppendArray("sin", response.sin(), out);

@@ -14,6 +14,7 @@ API_VERSION = 1
 
 OK, INVALID_ARGUMENT, UNIMPLEMENTED = 0, 3, 12
 FLOAT32, BFLOAT16, FLOAT16, FLOAT8_E4M3 = 0, 1, 2, 3
+FORWARD, INVERSE = 0, 1
 ERROR_POSITION_OUT_OF_RANGE, ERROR_SEQUENCE_OUT_OF_RANGE, ERROR_SLOT_OUT_OF_RANGE = 1, 2, 4
 
 _c_int64_p = ctypes.POINTER(ctypes.c_int64)
@@ -58,7 +59,8 @@ class KernelArgs(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("reserved", ctypes.c_uint32),
                 ("q", HeadsView), ("k", HeadsView), ("positions", PositionsView),
                 ("sequence_delta", SequenceDelta), ("table", CosSinTable),
-                ("error_flag", ctypes.c_void_p)]
+                ("error_flag", ctypes.c_void_p), ("direction", ctypes.c_int32),
+                ("reserved2", ctypes.c_int32)]
 
 
 class QkNorm(ctypes.Structure):
@@ -84,7 +86,8 @@ class FusedArgs(ctypes.Structure):
                 ("k_norm", QkNorm), ("positions", PositionsView),
                 ("sequence_delta", SequenceDelta), ("table", CosSinTable),
                 ("slot_mapping", ctypes.c_void_p), ("cache", PagedKvCache),
-                ("error_flag", ctypes.c_void_p)]
+                ("error_flag", ctypes.c_void_p), ("direction", ctypes.c_int32),
+                ("reserved2", ctypes.c_int32)]
 
 
 def new(struct_type, **fields):

@@ -24,13 +24,15 @@ def _stream(tensor):
 
 @torch.library.custom_op("mrope::apply_mrope_", mutates_args=("q", "k", "error_flag"))
 def _apply_mrope(q: Tensor, k: Tensor, positions: Tensor, model_key: str, seq_len: int,
-                 sincos_math: str, cos_sin_cache: Optional[Tensor], error_flag: Tensor) -> None:
+                 sincos_math: str, cos_sin_cache: Optional[Tensor], error_flag: Tensor,
+                 inverse: bool = False) -> None:
     _cuda._launch_mrope(q, k, positions, _cuda._source_of_key(model_key), seq_len,
-                        sincos_math, cos_sin_cache, error_flag, _stream(q))
+                        sincos_math, cos_sin_cache, error_flag, _stream(q), inverse)
 
 
 @_apply_mrope.register_fake
-def _(q, k, positions, model_key, seq_len, sincos_math, cos_sin_cache, error_flag):
+def _(q, k, positions, model_key, seq_len, sincos_math, cos_sin_cache, error_flag,
+      inverse=False):
     return None
 
 
@@ -44,17 +46,17 @@ def _fused_mrope(q: Tensor, k: Tensor, v: Tensor, positions: Tensor, model_key: 
                  k_norm_weight: Optional[Tensor], slot_mapping: Optional[Tensor],
                  k_cache: Optional[Tensor], v_cache: Optional[Tensor],
                  k_scale: Optional[Tensor], v_scale: Optional[Tensor], norm: str, eps: float,
-                 cache_layout: str) -> None:
+                 cache_layout: str, inverse: bool = False) -> None:
     _cuda._launch_fused(q, k, v, positions, _cuda._source_of_key(model_key), seq_len,
                         sincos_math, cos_sin_cache, error_flag, _stream(q), q_out, q_scale,
                         k_out, q_norm_weight, k_norm_weight, norm, eps, slot_mapping, k_cache,
-                        v_cache, cache_layout, k_scale, v_scale)
+                        v_cache, cache_layout, k_scale, v_scale, inverse)
 
 
 @_fused_mrope.register_fake
 def _(q, k, v, positions, model_key, seq_len, sincos_math, cos_sin_cache, error_flag, q_out,
       q_scale, k_out, q_norm_weight, k_norm_weight, slot_mapping, k_cache, v_cache, k_scale,
-      v_scale, norm, eps, cache_layout):
+      v_scale, norm, eps, cache_layout, inverse=False):
     return None
 
 

@@ -19,6 +19,10 @@ cache slot out of range) skip the token and OR ``ERROR_*`` bits into the error f
 one of the tensor's framework and device, ``error_flag(q)``. Reading it (``int(flag[0])``)
 synchronises; do it when convenient.
 
+For training, ``apply_mrope`` (out of place) is differentiable with torch tensors: its
+backward is the inverse rotation (``inverse=True`` on the in-place ops; the fused op's norm
+has no backward).
+
 When torch is importable, both ops are also torch custom ops (``torch.ops.mrope.apply_mrope_``,
 ``torch.ops.mrope.fused_mrope_``, with fake implementations and declared mutations), and torch
 tensors go through them; inside ``torch.compile``'d code call ``torch.ops.mrope.*`` with
@@ -38,8 +42,8 @@ import threading
 from mrope import _arrays
 from mrope import _capi
 
-__all__ = ["apply_mrope_", "fused_mrope_", "Decode", "cos_sin", "error_flag", "model_key",
-           "ERROR_POSITION_OUT_OF_RANGE",
+__all__ = ["apply_mrope_", "apply_mrope", "fused_mrope_", "Decode", "cos_sin", "error_flag",
+           "model_key", "ERROR_POSITION_OUT_OF_RANGE",
            "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"]
 
 ERROR_POSITION_OUT_OF_RANGE = _capi.ERROR_POSITION_OUT_OF_RANGE
@@ -271,10 +275,17 @@ class _Launch:
         return a.ptr, a.shape[0]
 
 
-def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag, stream):
+def _direction(inverse):
+    if inverse not in (True, False):
+        raise ValueError(f"inverse: expected True or False, got {inverse!r}")
+    return _capi.INVERSE if inverse else _capi.FORWARD
+
+
+def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag, stream,
+                  inverse=False):
     rotary, info = _rotary(source, seq_len, sincos_math)
     launch = _Launch(stream)
-    args = _capi.new(_capi.KernelArgs)
+    args = _capi.new(_capi.KernelArgs, direction=_direction(inverse))
     args.q = launch.heads(q, "q", info.head_dim)
     args.k = launch.heads(k, "k", info.head_dim)
     launch.position_source(args, positions)
@@ -284,7 +295,7 @@ def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, 
     _capi.call("mrope_launch_kernel", rotary, ctypes.byref(args), stream)
 
 
-def apply_mrope_(q, k, positions, model, *, seq_len=1, sincos_math="double",
+def apply_mrope_(q, k, positions, model, *, inverse=False, seq_len=1, sincos_math="double",
                  cos_sin_cache=None, error_flag=None, stream=None):
     """Rotates q and k in place by M-RoPE (kernels/mrope_kernel.h), one launch.
 
@@ -295,6 +306,8 @@ def apply_mrope_(q, k, positions, model, *, seq_len=1, sincos_math="double",
             Plan's), [T] for text-only batches, or Decode(token_index, delta, seq_id) (decode
             steps: index + the sequence's delta; not through the torch ops).
         model: an mrope.Model, or a preset name / config path.
+        inverse: rotate by -angle instead: M-RoPE's backward (given the gradients of the
+            rotated q and k, gives those of q and k; it undoes the forward within rounding).
         seq_len: the sequence length inv_freq is built for (only dynamic NTK and LongRoPE
             depend on it); one rotary per (model, seq_len) is built and kept.
         sincos_math: "double" (HF's values) or "float32" (faster on GPUs with slow fp64).
@@ -309,18 +322,37 @@ def apply_mrope_(q, k, positions, model, *, seq_len=1, sincos_math="double",
             _torch_ops.is_tensor(positions)):
         flag = _default_error_flag(q) if error_flag is None else error_flag
         _torch_ops.apply_mrope_(q, k, positions, model_key(model), seq_len, sincos_math,
-                                cos_sin_cache, flag)
+                                cos_sin_cache, flag, inverse)
         return
     _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, error_flag,
-                  _stream(stream, q))
+                  _stream(stream, q), inverse)
+
+
+def apply_mrope(q, k, positions, model, *, seq_len=1, sincos_math="double",
+                cos_sin_cache=None, error_flag=None):
+    """Out of place: returns (rotated q, rotated k), q and k untouched; arguments as
+    apply_mrope_'s. With torch tensors it is differentiable (training): the backward rotates
+    the gradients by the inverse, apply_mrope_(..., inverse=True); positions get none. Other
+    arrays must have ``.copy()`` (numpy, CuPy): their copies are rotated."""
+    options = dict(seq_len=seq_len, sincos_math=sincos_math, cos_sin_cache=cos_sin_cache,
+                   error_flag=error_flag)
+    if _torch_autograd is not None and isinstance(q, _torch_autograd.torch.Tensor):
+        return _torch_autograd.apply_mrope(q, k, positions, model, options)
+    if not (hasattr(q, "copy") and hasattr(k, "copy")):
+        raise ValueError(f"q, k: apply_mrope copies them (torch tensors, or arrays with "
+                         f".copy()), got {type(q).__name__}; use apply_mrope_ in place")
+    q_out, k_out = q.copy(), k.copy()
+    apply_mrope_(q_out, k_out, positions, model, **options)
+    return q_out, k_out
 
 
 def _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache, flag,
                   stream, q_out, q_scale, k_out, q_norm_weight, k_norm_weight, norm, eps,
-                  slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale):
+                  slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale,
+                  inverse=False):
     rotary, info = _rotary(source, seq_len, sincos_math)
     launch = _Launch(stream)
-    args = _capi.new(_capi.FusedArgs)
+    args = _capi.new(_capi.FusedArgs, direction=_direction(inverse))
     args.q = launch.heads(q, "q", info.head_dim)
     args.k = launch.heads(k, "k", info.head_dim)
     args.v = launch.heads(v, "v", info.head_dim)
@@ -397,7 +429,7 @@ def _cache(launch, k_cache, v_cache, layout, k_scale, v_scale, head_dim):
 def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=None,
                  q_norm_weight=None, k_norm_weight=None, norm="weight", eps=1e-6,
                  slot_mapping=None, k_cache=None, v_cache=None, cache_layout="NHD",
-                 k_scale=None, v_scale=None, seq_len=1, sincos_math="double",
+                 k_scale=None, v_scale=None, inverse=False, seq_len=1, sincos_math="double",
                  cos_sin_cache=None, error_flag=None, stream=None):
     """QK-RMSNorm + M-RoPE + q out + paged K/V append, one launch (kernels/fused_kernel.h).
 
@@ -409,7 +441,8 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
     ``v_cache`` ([blocks, block_size, H, D] "NHD" or [blocks, H, block_size, D] "HND"; the
     input dtype or fp8 e4m3 / uint8 with ``k_scale`` / ``v_scale``, device fp32 [1] or [H]).
     ``k_out`` (k's dtype; may be k itself) also receives the normalised, rotated k; without a
-    cache it is required. Other arguments as apply_mrope_.
+    cache it is required. ``inverse``: the rotary's backward, as apply_mrope_'s (without norm
+    weights: the norm's backward is not provided). Other arguments as apply_mrope_.
     """
     source = _source(model)
     tensors = (q_out, q_scale, k_out, q_norm_weight, k_norm_weight, slot_mapping, k_cache,
@@ -418,11 +451,13 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
             _torch_ops.is_tensor(positions)):
         flag = _default_error_flag(q) if error_flag is None else error_flag
         _torch_ops.fused_mrope_(q, k, v, positions, model_key(model), seq_len, sincos_math,
-                                cos_sin_cache, flag, *tensors, norm, eps, cache_layout)
+                                cos_sin_cache, flag, *tensors, norm, eps, cache_layout,
+                                inverse)
         return
     _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache, error_flag,
                   _stream(stream, q), q_out, q_scale, k_out, q_norm_weight, k_norm_weight,
-                  norm, eps, slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale)
+                  norm, eps, slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale,
+                  inverse)
 
 
 def cos_sin(positions, model, *, seq_len=1, sincos_math="double"):
@@ -464,3 +499,8 @@ try:  # torch custom ops, when torch is importable (mrope/_torch_ops.py)
     from mrope import _torch_ops
 except ImportError:
     _torch_ops = None
+
+try:  # apply_mrope's autograd, when torch is importable (mrope/_torch_autograd.py)
+    from mrope import _torch_autograd
+except ImportError:
+    _torch_autograd = None

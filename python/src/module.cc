@@ -184,11 +184,32 @@ class Plan {
   Plan(std::shared_ptr<const PositionService> service, BatchPlan plan)
       : service_(std::move(service)), plan_(std::move(plan)) {}
 
-  py::array Positions(std::optional<int64_t> begin, std::optional<int64_t> end) const {
-    const OutputOptions options = Options(begin, end, "positions");
+  py::array Positions(std::optional<int64_t> begin, std::optional<int64_t> end,
+                      std::optional<int> cp_size, std::optional<int> cp_rank) const {
+    OutputOptions options = Options(begin, end, "positions");
+    if (cp_size.has_value() != cp_rank.has_value()) {
+      throw py::value_error("positions: give both cp_size and cp_rank, or neither");
+    }
+    if (cp_size.has_value()) options.context_parallel = ContextParallel{*cp_size, *cp_rank};
     return WithPositionType(plan_.float_positions, [&](auto zero) {
       auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
       return MoveToNumpy(std::move(result.position_ids), Shape(result.shape));
+    });
+  }
+
+  // (positions, token_index, cu_seqlens) of rank cp_rank's slice (OutputOptions's
+  // context_parallel), padded or packed.
+  py::tuple ContextParallelSlice(int cp_size, int cp_rank, bool packed) const {
+    OutputOptions options;
+    options.layout = packed ? OutputLayout::kPacked : OutputLayout::kPadded;
+    options.context_parallel = ContextParallel{cp_size, cp_rank};
+    return WithPositionType(plan_.float_positions, [&](auto zero) {
+      auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
+      const auto tokens = static_cast<py::ssize_t>(result.cp_token_index.size());
+      const auto sequences = static_cast<py::ssize_t>(result.cu_seqlens.size());
+      return py::make_tuple(MoveToNumpy(std::move(result.position_ids), Shape(result.shape)),
+                            MoveToNumpy(std::move(result.cp_token_index), {tokens}),
+                            MoveToNumpy(std::move(result.cu_seqlens), {sequences}));
     });
   }
 
@@ -437,10 +458,23 @@ void DefineModule(py::module_& m) {
                    "The planned positions of a prompt: windows, decode steps and cos/sin of it "
                    "without planning again.")
       .def("positions", &Plan::Positions, "begin"_a = py::none(), "end"_a = py::none(),
+           py::kw_only(), "cp_size"_a = py::none(), "cp_rank"_a = py::none(),
            "Positions [3, B, L] of the padded batch (padding slots as the model's convention "
            "has them), or, with begin and end, [3, B, end - begin] of token indices "
            "[begin, end) of every row's own tokens (padding removed). Indices at or beyond a "
-           "row's length are decode steps: index + the row's delta on every axis.")
+           "row's length are decode steps: index + the row's delta on every axis. With "
+           "cp_size and cp_rank (context parallelism, no window): [3, B, L / cp_size], rank "
+           "cp_rank's two chunks of every row as Megatron-LM / TransformerEngine cut them, of "
+           "the row's own tokens then decode steps up to L (a multiple of 2 * cp_size); "
+           "cp_slice gives their token indices.")
+      .def("cp_slice", &Plan::ContextParallelSlice, "cp_size"_a, "cp_rank"_a, py::kw_only(),
+           "packed"_a = false,
+           "(positions, token_index, cu_seqlens) of context-parallel rank cp_rank: positions "
+           "as positions(cp_size=, cp_rank=) gives them, or with packed=True [3, N] of every "
+           "row's own tokens (each row's length a multiple of 2 * cp_size); token_index [N] "
+           "int64, each token's index in the padded packed batch (row * L + index for the "
+           "padded layout), what to gather q, k and labels by; cu_seqlens the rank's local "
+           "{0, n0, n0 + n1, ...}.")
       .def("decode_positions", &Plan::DecodePositions, "steps"_a,
            "Positions [3, B, steps] of the next `steps` generated tokens, as generate() gives "
            "them.")

@@ -13,10 +13,13 @@ if [[ "${1:-}" == --package=* ]]; then
   package=${1#--package=}
   shift
 fi
-tests=("$root/python/tests")
-if [[ "${1:-}" == tests/* ]]; then
-  tests=("$root/python/$1")
+tests=()
+while [[ "${1:-}" == tests/* ]]; do
+  tests+=("$root/python/$1")
   shift
+done
+if [ ${#tests[@]} -eq 0 ]; then
+  tests=("$root/python/tests")
 fi
 export PYTHONPATH="$root/$package:$root/python/tests"
 # Under --config=asan the extension needs the sanitizer runtimes loaded first; python3 itself

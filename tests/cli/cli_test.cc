@@ -204,6 +204,47 @@ TEST(CliTest, OutputFormats) {
   EXPECT_THAT(run.err, HasSubstr("--format must be json, textproto, int32 or int64"));
 }
 
+// --cp_size / --cp_rank: each rank's positions are the whole prompt's at its cp_token_index.
+TEST(CliTest, ContextParallelSlices) {
+  const std::string request = TmpPath("cp_request.json");
+  std::ofstream(request) << R"({"inputs": {"input_ids": [[11, 12, 13, 151652, 151655, 151655,)"
+                         << R"( 151655, 151655, 151653, 14, 15, 16]],)"
+                         << R"( "image_grid_thw": [[1, 4, 4]]}})";
+  CliRun run = RunMrope("positions --config=qwen2_vl --request=" + request);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto whole = AsInt64Array(*FindField(Json(run.out), "position_ids"), "position_ids");
+  ASSERT_TRUE(whole.ok() && whole->size() == 36u);
+  std::vector<int> held(12, 0);
+  for (int rank = 0; rank < 3; ++rank) {
+    run = RunMrope(absl::StrCat("positions --config=qwen2_vl --request=", request,
+                                " --cp_size=3 --cp_rank=", rank));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const Value got = Json(run.out);
+    auto ids = AsInt64Array(*FindField(got, "position_ids"), "position_ids");
+    auto index = AsInt64Array(*FindField(got, "cp_token_index"), "cp_token_index");
+    auto cu_seqlens = AsInt64Array(*FindField(got, "cu_seqlens"), "cu_seqlens");
+    ASSERT_TRUE(ids.ok() && index.ok() && cu_seqlens.ok());
+    ASSERT_EQ(ids->size(), 12u);
+    ASSERT_EQ(index->size(), 4u);
+    EXPECT_EQ(*cu_seqlens, (std::vector<int64_t>{0, 4}));
+    for (int j = 0; j < 4; ++j) {
+      ++held[(*index)[j]];
+      for (int axis = 0; axis < 3; ++axis) {
+        EXPECT_EQ((*ids)[axis * 4 + j], (*whole)[axis * 12 + (*index)[j]]);
+      }
+    }
+  }
+  EXPECT_EQ(held, std::vector<int>(12, 1));
+
+  run = RunMrope("positions --config=qwen2_vl --request=" + request + " --cp_size=2 --cp_rank=2");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("cp_rank=2 must be in [0, cp_size=2)"));
+  run = RunMrope("positions --config=qwen2_vl --request=" + request + " --cp_size=5");
+  EXPECT_THAT(run.err, HasSubstr("padded length 12 must be a multiple of 2 * cp_size = 10"));
+  run = RunMrope("positions --config=qwen2_vl --request=" + request + " --cp_rank=1");
+  EXPECT_THAT(run.err, HasSubstr("--cp_rank=1 needs --cp_size"));
+}
+
 TEST(CliTest, ExplainTablesAndRotary) {
   CliRun run = RunMrope("explain --golden=tests/golden/qwen2_5_vl/case_026.json");
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -23,6 +23,7 @@
 #include "mrope/service/proto_convert.h"
 #include "mrope/service/request_io.h"
 #include "tests/testing/golden_cases.h"
+#include "tests/testing/service_testing.h"
 
 namespace mrope {
 namespace {
@@ -38,24 +39,6 @@ using ::mrope::testing::StoredDeltasKey;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-
-PositionService MakeService(const ModelSpec& spec, PositionLimits limits = {}) {
-  auto service = PositionService::Create(spec, limits);
-  EXPECT_TRUE(service.ok()) << service.status();
-  return *std::move(service);
-}
-
-PositionService PresetService(const std::string& name) {
-  auto spec = PresetModelSpec(name);
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return MakeService(*spec);
-}
-
-PositionResponse Handle(const PositionService& service, const PositionRequest& request) {
-  auto response = service.Handle(request);
-  EXPECT_TRUE(response.ok()) << response.status();
-  return response.ok() ? *response : PositionResponse();
-}
 
 void ExpectSameAsGolden(const GoldenCase& c) {
   SCOPED_TRACE(c.path);

@@ -68,6 +68,14 @@ typedef enum mrope_dtype {
   MROPE_FLOAT8_E4M3 = 3,
 } mrope_dtype;
 
+/* Which way the kernels rotate (int32_t `direction` fields below). The inverse rotates by
+ * -angle: applied to the gradients of the rotated q and k it gives the gradients of q and k
+ * (M-RoPE's backward), and it undoes a forward rotation within rounding. */
+typedef enum mrope_direction {
+  MROPE_FORWARD = 0,
+  MROPE_INVERSE = 1,
+} mrope_direction;
+
 /* Output types of positions. */
 typedef enum mrope_position_type {
   MROPE_POSITIONS_INT64 = 0,
@@ -256,6 +264,9 @@ typedef struct mrope_kernel_args {
   mrope_sequence_delta sequence_delta;
   mrope_cos_sin_table table;
   int* error_flag;
+  /* Since the first version (an older struct_size reads as MROPE_FORWARD): */
+  int32_t direction; /* mrope_direction */
+  int32_t reserved2;
 } mrope_kernel_args;
 
 MROPE_C_API int mrope_launch_kernel(const mrope_rotary* rotary, const mrope_kernel_args* args,
@@ -314,6 +325,9 @@ typedef struct mrope_fused_args {
   const int64_t* slot_mapping; /* [num_tokens], -1 skips; NULL: no cache write */
   mrope_paged_kv_cache cache;
   int* error_flag;
+  /* Since the first version (an older struct_size reads as MROPE_FORWARD): */
+  int32_t direction; /* mrope_direction; MROPE_INVERSE needs both norms NONE */
+  int32_t reserved2;
 } mrope_fused_args;
 
 MROPE_C_API int mrope_launch_fused_kernel(const mrope_rotary* rotary, const mrope_fused_args* args,

@@ -1,0 +1,90 @@
+"""Context-parallel slices from a plan (plan.positions(cp_size=, cp_rank=), plan.cp_slice):
+every rank's positions equal the whole batch's at its token indices, bit for bit, and the ranks
+together hold every token once; errors name cp_size / cp_rank and the values."""
+import numpy as np
+import pytest
+
+import mrope
+
+VISION_START, VISION_END, IMAGE = 151652, 151653, 151655
+# Row 0: T3 I1x4x4 T3, 12 tokens; row 1: 8 text tokens, right-padded to 12.
+IDS = [[11, 12, 13, VISION_START] + [IMAGE] * 4 + [VISION_END, 14, 15, 16],
+       list(range(21, 29)) + [0] * 4]
+MASK = [[1] * 12, [1] * 8 + [0] * 4]
+GRID = [[1, 4, 4]]
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return mrope.Model.from_config("qwen2_vl").plan(IDS, GRID, attention_mask=MASK)
+
+
+def expect_ranks_slice(whole, cp_size, rank_slice):
+    """rank_slice(rank) -> (positions [3, ...], token_index [N]); whole: [3, total]."""
+    held = np.zeros(whole.shape[1], np.int64)
+    for rank in range(cp_size):
+        positions, token_index = rank_slice(rank)
+        assert positions.dtype == whole.dtype
+        assert token_index.dtype == np.int64 and token_index.shape == (whole.shape[1] // cp_size,)
+        np.testing.assert_array_equal(positions.reshape(3, -1), whole[:, token_index])
+        np.add.at(held, token_index, 1)
+    assert (held == 1).all()
+
+
+@pytest.mark.parametrize("cp_size", [1, 2, 3, 6])
+def test_padded_ranks_slice_the_rows_padded_to_the_batch_length(plan, cp_size):
+    # Every row's own tokens, then decode steps up to L = 12 (the window [0, L)).
+    whole = plan.positions(0, 12).reshape(3, -1)
+    if cp_size == 1:
+        np.testing.assert_array_equal(plan.positions(cp_size=1, cp_rank=0), plan.positions(0, 12))
+
+    def rank_slice(rank):
+        positions = plan.positions(cp_size=cp_size, cp_rank=rank)
+        assert positions.shape == (3, 2, 12 // cp_size)
+        same, token_index, cu_seqlens = plan.cp_slice(cp_size, rank)
+        np.testing.assert_array_equal(same, positions)
+        assert cu_seqlens.tolist() == [0, 12 // cp_size, 24 // cp_size]
+        return positions, token_index
+
+    expect_ranks_slice(whole, cp_size, rank_slice)
+    # The unpadded row is also the plain padded output's row (HF's positions).
+    np.testing.assert_array_equal(plan.positions()[:, 0], plan.positions(0, 12)[:, 0])
+
+
+@pytest.mark.parametrize("cp_size", [1, 2])  # rows of 12 and 8 tokens
+def test_packed_ranks_slice_the_packed_rows(plan, cp_size):
+    rows = plan.positions(0, 12)
+    whole = np.concatenate([rows[:, 0, :12], rows[:, 1, :8]], axis=1)  # each row's own tokens
+    cu_per_rank = [0, 12 // cp_size, 20 // cp_size]
+
+    def rank_slice(rank):
+        positions, token_index, cu_seqlens = plan.cp_slice(cp_size, rank, packed=True)
+        assert positions.shape == (3, 20 // cp_size)
+        assert cu_seqlens.tolist() == cu_per_rank
+        return positions, token_index
+
+    expect_ranks_slice(whole, cp_size, rank_slice)
+
+
+def test_megatron_chunk_order(plan):
+    # cp_size 2, L 12: chunks of 3; rank 0 holds chunks 0 and 3, rank 1 chunks 1 and 2.
+    _, token_index, _ = plan.cp_slice(2, 0)
+    assert token_index.tolist() == [0, 1, 2, 9, 10, 11, 12, 13, 14, 21, 22, 23]
+    _, token_index, _ = plan.cp_slice(2, 1)
+    assert token_index.tolist() == [3, 4, 5, 6, 7, 8, 15, 16, 17, 18, 19, 20]
+
+
+def test_errors_name_cp_size_and_cp_rank(plan):
+    with pytest.raises(ValueError, match=r"cp_rank=2 must be in \[0, cp_size=2\)"):
+        plan.positions(cp_size=2, cp_rank=2)
+    with pytest.raises(ValueError, match="cp_size=0 must be at least 1"):
+        plan.cp_slice(0, 0)
+    with pytest.raises(ValueError, match="give both cp_size and cp_rank"):
+        plan.positions(cp_size=2)
+    with pytest.raises(ValueError, match=r"length 12 must be a multiple of 2 \* cp_size = 8"):
+        plan.positions(cp_size=4, cp_rank=0)
+    with pytest.raises(ValueError, match="sequence 1: padded length 8 must be a multiple of 2 "
+                                         "\\* cp_size = 6"):
+        plan.cp_slice(3, 0, packed=True)
+    with pytest.raises(ValueError, match="context parallelism does not take a window"):
+        plan.positions(0, 12, cp_size=2, cp_rank=0)
