@@ -23,9 +23,10 @@ For training, ``apply_mrope`` (out of place) is differentiable with torch tensor
 backward is the inverse rotation (``inverse=True`` on the in-place ops; the fused op's norm
 has no backward).
 
-When torch is importable, both ops are also torch custom ops (``torch.ops.mrope.apply_mrope_``,
+With torch >= 2.4, both ops are also torch custom ops (``torch.ops.mrope.apply_mrope_``,
 ``torch.ops.mrope.fused_mrope_``, with fake implementations and declared mutations), and torch
-tensors go through them; inside ``torch.compile``'d code call ``torch.ops.mrope.*`` with
+tensors go through them (older torch, such as Debian's 1.13, has no ``torch.library.custom_op``:
+its tensors take the DLPack path, and ``apply_mrope``'s autograd works with any torch); inside ``torch.compile``'d code call ``torch.ops.mrope.*`` with
 ``model_key(model)`` (the Python wrappers themselves hold a lock and are not traced).
 
 The library is ``libmrope_c.so`` in this package (or ``$MROPE_C_LIBRARY``), called through

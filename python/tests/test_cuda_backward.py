@@ -102,6 +102,8 @@ def test_torch_autograd_equals_a_plain_fp64_rotation(model, prompt):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=0,
                                    atol=1e-6)
     assert np.array_equal(q.detach().numpy(), x[:, :4])  # inputs untouched
+    if not hasattr(torch.library, "custom_op"):  # torch < 2.4: no custom ops to check
+        return
     # The in-place custom op's inverse, by keyword and through torch.ops (schema default).
     qkv = torch.from_numpy(qkv_buffer(seed=7))
     mc.apply_mrope_(qkv[:, :4], qkv[:, 4:6], torch.from_numpy(positions), model)
