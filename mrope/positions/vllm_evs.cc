@@ -61,8 +61,9 @@ ItemRows GridRows(const MultiModalFeature& f, const std::vector<int64_t>* keep, 
   ItemRows out;
   int64_t flat = 0;
   for (int64_t k = 0; k < f.grid.t; ++k) {
-    const int64_t time =
-        f.modality == Modality::kImage ? 0 : static_cast<int64_t>(static_cast<double>(k) * interval);
+    const int64_t time = f.modality == Modality::kImage
+                             ? 0
+                             : static_cast<int64_t>(static_cast<double>(k) * interval);
     for (int64_t i = 0; i < h; ++i) {
       for (int64_t j = 0; j < w; ++j, ++flat) {
         if (keep == nullptr || (*keep)[flat] != 0) out.rows.push_back({time, i, j});
@@ -88,7 +89,9 @@ ItemRows FrameRows(const MultiModalFeature& f, const std::vector<Frame>& frames,
     if (f.modality == Modality::kVideo) text(frames[k].start - frames[k].text_begin + 1);
     for (int64_t i = 0; i < h; ++i) {
       for (int64_t j = 0; j < w; ++j) {
-        if (keep == nullptr || (*keep)[(k * h + i) * w + j] != 0) out.rows.push_back({s, s + i, s + j});
+        if (keep == nullptr || (*keep)[(k * h + i) * w + j] != 0) {
+          out.rows.push_back({s, s + i, s + j});
+        }
       }
     }
     s += std::max(h, w);
@@ -139,16 +142,16 @@ struct VllmPlacement {
   int64_t at = 0;
 };
 
+// `media_before[i]`: the image and video tokens before token i.
 VllmPlacement VllmWriteIndex(const std::vector<int64_t>& starts,
-                             absl::Span<const int64_t> tokens, const SpecialTokens& ids,
-                             int64_t c, bool frame_video, int64_t nts) {
+                             const std::vector<int64_t>& media_before, int64_t c,
+                             bool frame_video, int64_t nts) {
   VllmPlacement out;
   const auto first_at_or_after = std::lower_bound(starts.begin(), starts.end(), c);
   if (frame_video && first_at_or_after != starts.begin()) {
     const int64_t last = *(first_at_or_after - 1);
     if (c <= last + nts + 1) {
-      int64_t media = 0;
-      for (int64_t i = 0; i < last; ++i) media += tokens[i] == ids.image || tokens[i] == ids.video;
+      const int64_t media = media_before[last];
       out.found = true;
       out.at = media == 0 ? last - nts : last + 1 - media;
       return out;
@@ -319,8 +322,10 @@ absl::StatusOr<VllmEvsPositions> VllmEvsPositions::Create(const ModelConfig& con
 
   // What vLLM does differently (rules E2, E4, E5, and its index -1 at token 0).
   std::vector<int64_t> starts;
+  std::vector<int64_t> media_before(n + 1, 0);
   for (int64_t i = 0; i < n; ++i) {
     if (tokens[i] == ids.vision_start) starts.push_back(i);
+    media_before[i + 1] = media_before[i] + (tokens[i] == ids.image || tokens[i] == ids.video);
   }
   int64_t c = 0, initial_st = 0;
   for (size_t s = 0; s < sorted.size(); ++s) {
@@ -343,7 +348,7 @@ absl::StatusOr<VllmEvsPositions> VllmEvsPositions::Create(const ModelConfig& con
                                   family.merge.Quotient(f.grid.w);
     }
     const int64_t nts = frame_video ? frames_of[s][0].start - f.offset : 0;
-    const VllmPlacement vllm = VllmWriteIndex(starts, tokens, ids, c, frame_video, nts);
+    const VllmPlacement vllm = VllmWriteIndex(starts, media_before, c, frame_video, nts);
     const bool outer_pair = frame_video && f.offset > 0 && tokens[f.offset - 1] == ids.vision_start;
     if (!vllm.found) {
       out.defects_.push_back({index, "E4", "vLLM finds no vision_start at or after the rows it "

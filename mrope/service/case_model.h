@@ -22,7 +22,9 @@ absl::StatusOr<ModelConfig> ModelConfigFromFlatJson(absl::string_view preset,
                                                     const google::protobuf::Value& config);
 
 // The preset named by the case's `model` key, with the preset's rotary parameters and the
-// case's `config` values (ModelConfigFromFlatJson).
+// case's `config` values (ModelConfigFromFlatJson). A vLLM request case (`convention`
+// vllm_mm_features or vllm_evs) names its folder, and its model is the family's vLLM preset
+// ("qwen3_vl_vllm_evs" -> "qwen3_vl_vllm").
 absl::StatusOr<ModelSpec> ModelSpecFromCase(const google::protobuf::Value& doc);
 
 // The preset `preset` (with its rotary parameters) and `overrides_json`, a JSON object of the

@@ -388,7 +388,9 @@ class Model {
                     const py::dict& options, const std::vector<std::string>& conventions) const {
     const BatchInput in = ReadBatch(input_ids, image_grid_thw, video_grid_thw, options);
     std::vector<Convention> parsed;
-    for (const std::string& name : conventions) parsed.push_back(ValueOrThrow(ParseConvention(name)));
+    for (const std::string& name : conventions) {
+      parsed.push_back(ValueOrThrow(ParseConvention(name)));
+    }
     absl::StatusOr<ConventionComparison> comparison;
     {
       py::gil_scoped_release release;
