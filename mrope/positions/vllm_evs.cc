@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/internal/vllm_evs_defects.h"
 #include "mrope/positions/internal/vllm_frames.h"
 
 namespace mrope {
@@ -134,33 +135,6 @@ int64_t InitialLastPosition(const VllmRequest& request,
   const int64_t last = static_cast<int64_t>(request.input_tokens.size()) - 1;
   if (last >= st || last_begin < 0) return next + (last - st);
   return last_s + (last - last_begin) % last_w;  // inside the last piece: its column
-}
-
-// Where vLLM's recompute_mrope_positions writes an item (E4), given c, the rows written before.
-struct VllmPlacement {
-  bool found = false;
-  int64_t at = 0;
-};
-
-// `media_before[i]`: the image and video tokens before token i.
-VllmPlacement VllmWriteIndex(const std::vector<int64_t>& starts,
-                             const std::vector<int64_t>& media_before, int64_t c,
-                             bool frame_video, int64_t nts) {
-  VllmPlacement out;
-  const auto first_at_or_after = std::lower_bound(starts.begin(), starts.end(), c);
-  if (frame_video && first_at_or_after != starts.begin()) {
-    const int64_t last = *(first_at_or_after - 1);
-    if (c <= last + nts + 1) {
-      const int64_t media = media_before[last];
-      out.found = true;
-      out.at = media == 0 ? last - nts : last + 1 - media;
-      return out;
-    }
-  }
-  if (first_at_or_after == starts.end()) return out;
-  out.found = true;
-  out.at = frame_video ? *first_at_or_after - nts : *first_at_or_after + 1;
-  return out;
 }
 
 }  // namespace
@@ -320,52 +294,8 @@ absl::StatusOr<VllmEvsPositions> VllmEvsPositions::Create(const ModelConfig& con
   }
   out.delta_ = max_position + 1 - n;
 
-  // What vLLM does differently (rules E2, E4, E5, and its index -1 at token 0).
-  std::vector<int64_t> starts;
-  std::vector<int64_t> media_before(n + 1, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    if (tokens[i] == ids.vision_start) starts.push_back(i);
-    media_before[i + 1] = media_before[i] + (tokens[i] == ids.image || tokens[i] == ids.video);
-  }
-  int64_t c = 0, initial_st = 0;
-  for (size_t s = 0; s < sorted.size(); ++s) {
-    const MultiModalFeature& f = *sorted[s];
-    const size_t index = sorted[s] - pruned.features.data();
-    const bool frame_video = family.frames && f.modality == Modality::kVideo;
-    const auto moved = [&](int64_t at) {
-      return absl::StrCat("vLLM writes its ", f.length, " positions at tokens [", at, ", ",
-                          at + f.length, ") instead of its placeholder [", f.offset, ", ",
-                          f.offset + f.length, ")");
-    };
-    if (!family.frames) {
-      // E2: get_mrope_input_positions steps past the unpruned grid.
-      if (f.offset < initial_st) {
-        out.defects_.push_back({index, "E2", absl::StrCat(
-            "vLLM raises ValueError: its initial positions step past the unpruned video to ",
-            initial_st, ", beyond this item's offset ", f.offset)});
-      }
-      initial_st = f.offset + f.grid.t * family.merge.Quotient(f.grid.h) *
-                                  family.merge.Quotient(f.grid.w);
-    }
-    const int64_t nts = frame_video ? frames_of[s][0].start - f.offset : 0;
-    const VllmPlacement vllm = VllmWriteIndex(starts, media_before, c, frame_video, nts);
-    const bool outer_pair = frame_video && f.offset > 0 && tokens[f.offset - 1] == ids.vision_start;
-    if (!vllm.found) {
-      out.defects_.push_back({index, "E4", "vLLM finds no vision_start at or after the rows it "
-                                           "has written and raises IndexError"});
-    } else if (vllm.at < 0) {
-      out.defects_.push_back({index, "E5", absl::StrCat("vLLM's slice starts at ", vllm.at,
-                                                        " and it raises RuntimeError")});
-    } else if (vllm.at != f.offset) {
-      out.defects_.push_back({index, outer_pair ? "E5" : "E4", moved(vllm.at)});
-    } else if (frame_video && f.offset == 0) {
-      out.defects_.push_back({index, "index -1", absl::StrCat(
-          "vLLM takes this video's base from the prompt's last initial position (index -1): ",
-          bases[s] - 1, "; reproduced")});
-      out.defects_.back().reproduced = true;
-    }
-    c += f.length;
-  }
+  out.defects_ = vllm_internal::FindVllmDefects(ids, tokens, pruned, sorted, frames_of,
+                                                family.frames, family.merge, bases);
   return out;
 }
 
