@@ -39,16 +39,6 @@ RotarySpec Qwen25VlSpec() {
   return spec;
 }
 
-std::vector<SequencePositions> MixedSamples() {
-  std::vector<SequencePositions> samples;
-  samples.push_back(Build("qwen2_5_vl", {Span::Text(37)}));
-  samples.push_back(
-      Build("qwen2_5_vl", {Span::Text(5), Span::Image({1, 8, 12}), Span::Text(9)}));
-  samples.push_back(
-      Build("qwen2_5_vl", {Span::Text(3), Span::Video({4, 6, 8}, 2.0f), Span::Text(11)}));
-  return samples;
-}
-
 // Rotates `tokens` rows of [q (Hq heads) | k (Hk heads)] bf16 in place on the device with
 // planar int64 positions [3][tokens].
 std::vector<uint8_t> Rotate(const RotarySpec& spec, std::vector<uint8_t> rows,

@@ -20,17 +20,6 @@ using ::testing::HasSubstr;
 
 int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-// A packed batch of mixed samples: text only, an image prompt, a video prompt.
-std::vector<SequencePositions> MixedSamples() {
-  std::vector<SequencePositions> samples;
-  samples.push_back(Build("qwen2_5_vl", {Span::Text(37)}));
-  samples.push_back(
-      Build("qwen2_5_vl", {Span::Text(5), Span::Image({1, 8, 12}), Span::Text(9)}));
-  samples.push_back(
-      Build("qwen2_5_vl", {Span::Text(3), Span::Video({4, 6, 8}, 2.0f), Span::Text(11)}));
-  return samples;
-}
-
 TEST(ContextParallelTest, ChunksAreRankAndItsMirror) {
   const auto rank0 = ContextParallelChunks(16, 2, 0);
   ASSERT_TRUE(rank0.ok()) << rank0.status();

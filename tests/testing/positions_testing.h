@@ -75,6 +75,18 @@ inline SequencePositions Build(absl::string_view preset, std::vector<Span> spans
   return std::move(seq).value();
 }
 
+// Samples for a packed batch (training tests): Qwen2.5-VL text only, an image prompt and a
+// video prompt.
+inline std::vector<SequencePositions> MixedSamples() {
+  std::vector<SequencePositions> samples;
+  samples.push_back(Build("qwen2_5_vl", {Span::Text(37)}));
+  samples.push_back(
+      Build("qwen2_5_vl", {Span::Text(5), Span::Image({1, 8, 12}), Span::Text(9)}));
+  samples.push_back(
+      Build("qwen2_5_vl", {Span::Text(3), Span::Video({4, 6, 8}, 2.0f), Span::Text(11)}));
+  return samples;
+}
+
 }  // namespace mrope
 
 #endif  // MROPE_TESTS_TESTING_POSITIONS_TESTING_H_
