@@ -19,6 +19,7 @@ namespace mrope {
 namespace {
 
 using Row = std::array<int64_t, 3>;
+using vllm_internal::FeatureError;
 using vllm_internal::Frame;
 
 // A relative position as it comes back from the embedding dtype (rule E3): float32, then
@@ -34,10 +35,6 @@ int64_t ThroughEmbedDType(int64_t value, EmbedDType dtype) {
   return static_cast<int64_t>(f);
 }
 
-template <typename... What>
-absl::Status VideoError(size_t feature, What... what) {
-  return absl::InvalidArgumentError(absl::StrCat("mm_features[", feature, "] (video): ", what...));
-}
 
 // One item's rows (positions relative to its base, before the dtype) and where text resumes
 // relative to the base.
@@ -177,27 +174,27 @@ absl::StatusOr<VllmEvsPositions> VllmEvsPositions::Create(const ModelConfig& con
     int64_t kept = per_frame;  // an image is not pruned
     if (f.modality == Modality::kVideo) {
       if (videos >= request.keep_masks.size()) {
-        return VideoError(index, "video ", videos, " has no keep mask (", request.keep_masks.size(),
-                          " given)");
+        return FeatureError(index, f, "video ", videos, " has no keep mask (",
+                            request.keep_masks.size(), " given)");
       }
       const std::vector<int64_t>& mask = request.keep_masks[videos];
       const int64_t expected = f.grid.t * per_frame;
       if (static_cast<int64_t>(mask.size()) != expected) {
-        return VideoError(index, "keep_masks[", videos, "] has ", mask.size(),
-                          " values, the grid ", expected, " (t h' w')");
+        return FeatureError(index, f, "keep_masks[", videos, "] has ", mask.size(),
+                            " values, the grid ", expected, " (t h' w')");
       }
       kept = 0;
       for (size_t i = 0; i < mask.size(); ++i) {
         if (mask[i] != 0 && mask[i] != 1) {
-          return VideoError(index, "keep_masks[", videos, "][", i, "] must be 0 or 1, got ",
-                            mask[i]);
+          return FeatureError(index, f, "keep_masks[", videos, "][", i, "] must be 0 or 1, got ",
+                              mask[i]);
         }
         kept += mask[i];
       }
       const int64_t frame0 = std::count(mask.begin(), mask.begin() + per_frame, 1);
       if (frame0 != per_frame) {
-        return VideoError(index, "keep_masks[", videos, "] keeps ", frame0, " of frame 0's ",
-                          per_frame, " tokens; EVS keeps frame 0 whole");
+        return FeatureError(index, f, "keep_masks[", videos, "] keeps ", frame0, " of frame 0's ",
+                            per_frame, " tokens; EVS keeps frame 0 whole");
       }
       if (request.video_pruning_rate.has_value()) {
         const double q = *request.video_pruning_rate;
@@ -205,44 +202,38 @@ absl::StatusOr<VllmEvsPositions> VllmEvsPositions::Create(const ModelConfig& con
           return absl::InvalidArgumentError(
               absl::StrCat("video_pruning_rate must be in [0, 1), got ", q));
         }
-        const int64_t want = std::max(
-            per_frame, static_cast<int64_t>(static_cast<double>(expected) * (1 - q)));
+        const int64_t want =
+            std::max(per_frame, static_cast<int64_t>(static_cast<double>(expected) * (1 - q)));
         if (kept != want) {
-          return VideoError(index, "keep_masks[", videos, "] keeps ", kept, " tokens; rate ", q,
-                            " keeps ", want);
+          return FeatureError(index, f, "keep_masks[", videos, "] keeps ", kept, " tokens; rate ",
+                              q, " keeps ", want);
         }
       }
       mask_of[s] = &mask;
       ++videos;
     }
     if (f.modality == Modality::kVideo && family.frames) {
-      MROPE_ASSIGN_OR_RETURN(frames_of[s], vllm_internal::WalkFrames(ids, tokens, f.offset, end,
-                                                                    f.grid.t, index));
+      MROPE_ASSIGN_OR_RETURN(
+          frames_of[s], vllm_internal::WalkFrames(ids, tokens, f.offset, end, f.grid.t, index));
       int64_t pads = 0;
       for (const Frame& frame : frames_of[s]) pads += frame.pads;
       if (pads != kept) {
-        return VideoError(index, "its frames hold ", pads, " video tokens, its keep mask keeps ",
-                          kept);
+        return FeatureError(index, f, "its frames hold ", pads,
+                            " video tokens, its keep mask keeps ", kept);
       }
       continue;
     }
     const int64_t media = f.modality == Modality::kImage ? ids.image : ids.video;
     if (f.length != kept) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "mm_features[", index, "]: placeholder length ", f.length, ", but ", kept,
-          f.modality == Modality::kVideo ? " tokens kept by its keep mask" : " image tokens"));
+      return FeatureError(
+          index, f, "placeholder length ", f.length, ", but ", kept,
+          f.modality == Modality::kVideo ? " tokens kept by its keep mask" : " image tokens");
     }
-    for (int64_t i = f.offset; i < end; ++i) {
-      if (tokens[i] != media) {
-        return absl::InvalidArgumentError(absl::StrCat("mm_features[", index, "]: token ", i,
-                                                       " of its placeholder is ", tokens[i],
-                                                       ", expected ", media));
-      }
-    }
+    MROPE_RETURN_IF_ERROR(
+        vllm_internal::ExpectPlaceholderTokens(tokens, f.offset, end, media, index, f));
     if (f.offset == 0 || tokens[f.offset - 1] != ids.vision_start) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "mm_features[", index, "]: the token before its placeholder (", f.offset,
-          ") must be vision_start ", ids.vision_start));
+      return FeatureError(index, f, "the token before its placeholder (", f.offset,
+                          ") must be vision_start ", ids.vision_start);
     }
   }
   if (videos != request.keep_masks.size()) {

@@ -12,21 +12,17 @@
 #include "mrope/positions/internal/vllm_frames.h"
 
 namespace mrope {
-namespace {
+using vllm_internal::FeatureError;
+
+namespace vllm_internal {
 
 const char* ModalityName(Modality modality) {
   return modality == Modality::kImage ? "image" : "video";
 }
 
-template <typename... What>
-absl::Status FeatureError(size_t feature, const MultiModalFeature& f, What... what) {
-  return absl::InvalidArgumentError(absl::StrCat("mm_features[", feature, "] (",
-                                                 ModalityName(f.modality), "): ", what...));
-}
-
-// Tokens [begin, end) must all be `id`.
-absl::Status ExpectRun(absl::Span<const int64_t> tokens, int64_t begin, int64_t end, int64_t id,
-                       size_t feature, const MultiModalFeature& f) {
+absl::Status ExpectPlaceholderTokens(absl::Span<const int64_t> tokens, int64_t begin,
+                                     int64_t end, int64_t id, size_t feature,
+                                     const MultiModalFeature& f) {
   for (int64_t i = begin; i < end; ++i) {
     if (tokens[i] != id) {
       return FeatureError(feature, f, "token ", i, " of its placeholder is ", tokens[i],
@@ -35,10 +31,6 @@ absl::Status ExpectRun(absl::Span<const int64_t> tokens, int64_t begin, int64_t 
   }
   return absl::OkStatus();
 }
-
-}  // namespace
-
-namespace vllm_internal {
 
 absl::StatusOr<std::vector<Frame>> WalkFrames(const SpecialTokens& ids,
                                               absl::Span<const int64_t> tokens, int64_t begin,
@@ -171,8 +163,8 @@ absl::StatusOr<std::vector<Span>> VllmRequestSpans(const ModelConfig& config,
       return FeatureError(index, *f, "placeholder length ", f->length, " differs from its grid's ",
                           grid_tokens, " tokens (an EVS-pruned video is a vllm_evs request)");
     }
-    MROPE_RETURN_IF_ERROR(ExpectRun(tokens, f->offset, end,
-                                    image ? config.tokens.image : config.tokens.video, index, *f));
+    MROPE_RETURN_IF_ERROR(vllm_internal::ExpectPlaceholderTokens(
+        tokens, f->offset, end, image ? config.tokens.image : config.tokens.video, index, *f));
     add_text(f->offset);
     add_media(image ? Span::Image(f->grid) : Span::Video(f->grid, f->second_per_grid));
     text_from = end;
