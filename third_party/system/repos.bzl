@@ -219,21 +219,41 @@ system_pybind11 = repository_rule(
 )
 
 # ---------------------------------------------------------------------------
-# Everything the WORKSPACE needs, in one call.
+# A directory of mrope's checkout as a repository, found from mrope's own root (a
+# local_repository path would be relative to the workspace that calls offline_dependencies()).
+# ---------------------------------------------------------------------------
+def _mrope_directory_repo_impl(rctx):
+    root = rctx.path(rctx.attr._mrope_workspace).dirname
+    source = rctx.path("%s/%s" % (root, rctx.attr.path))  # get_child: one component in 4.2.3
+    if not source.exists:
+        fail("%s: %s does not exist" % (rctx.name, source))
+    for entry in source.readdir():
+        rctx.symlink(entry, entry.basename)
+
+mrope_directory_repo = repository_rule(
+    implementation = _mrope_directory_repo_impl,
+    local = True,
+    attrs = {
+        "path": attr.string(mandatory = True, doc = "directory, relative to mrope's root"),
+        "_mrope_workspace": attr.label(default = Label("//:WORKSPACE")),
+    },
+)
+
+# ---------------------------------------------------------------------------
+# Everything the WORKSPACE needs, in one call. It works from mrope's own WORKSPACE and from a
+# project that has mrope as @mrope: every file it names is a Label(), so it resolves in mrope.
 # ---------------------------------------------------------------------------
 def offline_dependencies():
     # Bazel 4.2.3's built-in @bazel_tools load these; the real ones are http_archives
     # (would need the network). Tiny stand-ins live in third_party/bazel4/.
-    native.local_repository(name = "rules_cc", path = "third_party/bazel4/rules_cc")
-    native.local_repository(name = "rules_java", path = "third_party/bazel4/rules_java")
-    native.local_repository(name = "rules_proto", path = "third_party/bazel4/rules_proto")
-    native.local_repository(name = "remote_coverage_tools", path = "third_party/bazel4/remote_coverage_tools")
+    for name in ["rules_cc", "rules_java", "rules_proto", "remote_coverage_tools"]:
+        mrope_directory_repo(name = name, path = "third_party/bazel4/" + name)
 
     system_absl(name = "com_google_absl")
 
     system_repo(
         name = "com_google_googletest",
-        build_file = "//third_party/system:googletest.BUILD",
+        build_file = Label("//third_party/system:googletest.BUILD"),
         symlinks = {
             "include/gtest": "/usr/include/gtest",
             "include/gmock": "/usr/include/gmock",
@@ -243,39 +263,39 @@ def offline_dependencies():
 
     system_repo(
         name = "com_google_protobuf",
-        build_file = "//third_party/system:protobuf.BUILD",
+        build_file = Label("//third_party/system:protobuf.BUILD"),
         symlinks = {
             "include/google/protobuf": "/usr/include/google/protobuf",
             "bin/protoc": "/usr/bin/protoc",
         },
         files = {
-            "//third_party/system:protobuf_bazel_cc_proto_library.bzl": "bazel/cc_proto_library.bzl",
-            "//third_party/system:protobuf_bazel_proto_library.bzl": "bazel/proto_library.bzl",
-            "//third_party/system:protobuf_bazel_BUILD": "bazel/BUILD.bazel",
+            Label("//third_party/system:protobuf_bazel_cc_proto_library.bzl"): "bazel/cc_proto_library.bzl",
+            Label("//third_party/system:protobuf_bazel_proto_library.bzl"): "bazel/proto_library.bzl",
+            Label("//third_party/system:protobuf_bazel_BUILD"): "bazel/BUILD.bazel",
         },
         apt_hint = "libprotobuf-dev protobuf-compiler",
     )
 
     system_repo(
         name = "com_github_google_benchmark",
-        build_file = "//third_party/system:benchmark.BUILD",
+        build_file = Label("//third_party/system:benchmark.BUILD"),
         symlinks = {"include/benchmark": "/usr/include/benchmark"},
         apt_hint = "libbenchmark-dev",
     )
 
     system_repo(
         name = "rapidjson",
-        build_file = "//third_party/system:rapidjson.BUILD",
+        build_file = Label("//third_party/system:rapidjson.BUILD"),
         symlinks = {"include/rapidjson": "/usr/include/rapidjson"},
         apt_hint = "rapidjson-dev",
     )
 
     system_pybind11(
         name = "pybind11",
-        build_file = "//third_party/system:python.BUILD",
+        build_file = Label("//third_party/system:python.BUILD"),
     )
 
     local_cuda(
         name = "local_cuda",
-        build_file = "//third_party/system:cuda.BUILD",
+        build_file = Label("//third_party/system:cuda.BUILD"),
     )
