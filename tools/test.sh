@@ -8,6 +8,8 @@
 # runs 2 and 3. The C ABI's tests (//capi: the plain-C test, linkage checks), the CMake
 # example built with cmake against the install tree (//examples/cmake) and mrope.cuda's tests
 # on the host harness (//python:pytest_cuda_host) are Bazel tests, counted case by case. Exits non-zero on any failure. MROPE_TEST_QUICK=1 runs only the first pass.
+# Then examples/bazel_consumer, a workspace of its own depending on @mrope, is tested with its
+# own Bazel server and output base; its cases count in the same total.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh || exit 1
@@ -38,6 +40,7 @@ if [ "${MROPE_TEST_QUICK:-0}" != 1 ]; then
     --test_tag_filters=concurrency,-own_sanitizer //...
 fi
 bazel shutdown >/dev/null 2>&1  # the server would otherwise idle for hours
+examples/bazel_consumer/run_bazel_consumer_test.sh "$counts" || status=1
 python3 tools/test_summary.py --total "$counts" || status=1
 rm -f "$log" "$counts"
 exit "$status"

@@ -38,7 +38,10 @@ def _cuda_objects_impl(ctx):
     comp = dep_cc.compilation_context
 
     args = _nvcc_flags(ctx.attr.gpu_archs, ctx.attr.ptx_arch, ctx.var["COMPILATION_MODE"] == "dbg")
-    args += ["-I.", "-I" + ctx.bin_dir.path]
+    # The root of the repository holding the target ("external/mrope" when another workspace
+    # depends on mrope), source and generated: "kernels/..." includes resolve there.
+    root = ctx.label.workspace_root
+    args += ["-I" + (root or "."), "-I" + ctx.bin_dir.path + ("/" + root if root else "")]
     args += ["-I" + d for d in comp.quote_includes.to_list() + comp.includes.to_list()]
     for d in comp.system_includes.to_list():
         args += ["-isystem", d]
