@@ -532,8 +532,19 @@ void DefineModule(py::module_& m) {
           })
       .def_property_readonly("float_positions", &Model::float_positions,
                              "True when positions are float32 (Qwen3-Omni), else int64.")
-      .def_property_readonly("has_audio",
-                             [](const Model& model) { return model.policy().has_audio; })
+      .def_property_readonly(
+          "rope_index_arguments",
+          [](const Model& model) {
+            std::vector<std::string> names;
+            for (const absl::string_view name :
+                 RopeIndexArguments(FamilyOf(model.spec().positions).family,
+                                    model.policy().convention)) {
+              names.emplace_back(name);
+            }
+            return names;
+          },
+          "get_rope_index's arguments after input_ids in the positional order of the "
+          "family's reference under the model's convention (model_family.h).")
       .def_property_readonly(
           "reads_second_per_grid_ts",
           [](const Model& model) { return ReadsSecondPerGridTs(model.policy()); })
