@@ -74,6 +74,7 @@ ModelFamilyInfo Row(ModelFamily family, absl::string_view name, absl::string_vie
   row.rules.name = name;
   row.rules.token_keys = QwenVisionKeys();
   row.preset.tokens = tokens;
+  row.rope_index.hf = {"image_grid_thw", "video_grid_thw", "attention_mask"};  // most rows'
   return row;
 }
 
@@ -112,6 +113,8 @@ void OmniRules(ModelFamilyInfo& row) {
   row.rules.v5_2_keeps_v4_generate = true;
   row.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
   row.processor = ProcessorLayout::kOmniAudio;
+  row.rope_index.hf = {"image_grid_thw", "video_grid_thw", "attention_mask",
+                       "use_audio_in_video", "audio_seqlens", "second_per_grids"};
 }
 
 // Qwen3-VL's rules: each video frame is a block of its own, after its timestamp text.
@@ -129,6 +132,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
     r.rules.conventions = QwenVlConventions();
     r.rules.v5_2_clamps_delta = true;
+    r.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw", "video_grid_thw",
+                          "attention_mask"};
     rows.push_back(r);
   }
   {
@@ -143,6 +148,10 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rules.conventions = QwenVlConventions();
     r.variants = {{"qwen2_5_vl_hf", VideoTimeRounding::kTruncateIntervalFirst,
                    Convention::kHfV4}};
+    r.rope_index.hf = {"image_grid_thw", "video_grid_thw", "second_per_grid_ts",
+                       "attention_mask"};
+    r.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw", "video_grid_thw",
+                          "second_per_grid_ts", "attention_mask"};
     rows.push_back(r);
   }
   {
@@ -153,6 +162,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
     Qwen3VlRules(r);
     r.rules.conventions = QwenVlConventions();
     r.qk_norm = QkNorm::kWeight;
+    r.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw", "video_grid_thw",
+                          "attention_mask"};
     rows.push_back(r);
   }
   {
@@ -255,6 +266,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope = {128, 5e5, {22, 22, 20}, false, 1.0, RotaryLayout::kGptj};
     r.processor = ProcessorLayout::kTypedRuns;
     NewInV5(r);
+    r.rope_index.hf = {"image_grid_thw", "video_grid_thw", "attention_mask",
+                       "mm_token_type_ids"};
     rows.push_back(r);
   }
   // GLM-Image: source images take (cp, cp + i, cp + j), text resumes at cp + max(h, w) (no
@@ -276,6 +289,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj};
     r.processor = ProcessorLayout::kImageGenerationTargets;
     NewInV5(r);
+    r.rope_index.hf = {"image_grid_thw", "images_per_sample", "attention_mask"};
     rows.push_back(r);
   }
   // Every other convention of a row is a preset "<name>_<convention>", with HF's video time
@@ -309,6 +323,13 @@ const std::vector<ModelFamilyInfo>& ModelFamilies() {
 
 const ModelFamilyInfo& FamilyInfo(ModelFamily family) {
   return ModelFamilies()[static_cast<size_t>(family)];
+}
+
+const std::vector<absl::string_view>& RopeIndexArguments(ModelFamily family,
+                                                         Convention convention) {
+  const RopeIndexSignature& signature = FamilyInfo(family).rope_index;
+  return convention == Convention::kHfV5 && !signature.hf_v5.empty() ? signature.hf_v5
+                                                                     : signature.hf;
 }
 
 const ModelFamilyInfo& FamilyOf(const ModelConfig& config) {

@@ -99,6 +99,14 @@ struct PresetVariant {
   Convention convention;
 };
 
+// The arguments after input_ids of the reference's get_rope_index (modeling_<family>.py), in
+// its positional order, so that positional calls (Qwen2VLModel.forward passes attention_mask
+// fourth) bind as in transformers.
+struct RopeIndexSignature {
+  std::vector<absl::string_view> hf;     // hf_v4, hf_v5_2, and vllm (the checkpoints' HF code)
+  std::vector<absl::string_view> hf_v5;  // hf_v5 (transformers >= 5.3), in rows that have it
+};
+
 struct ModelFamilyInfo {
   ModelFamily family;
   // Preset and family name; the proto enum value is its upper case (PositionParams::Family).
@@ -114,7 +122,13 @@ struct ModelFamilyInfo {
   // Every convention of rules.conventions other than the preset's, as "<name>_<convention>",
   // plus any named rounding variant ("qwen2_5_vl_hf").
   std::vector<PresetVariant> variants;
+  RopeIndexSignature rope_index;
 };
+
+// get_rope_index's arguments after input_ids, in the positional order of `family`'s reference
+// under `convention` (its row's rope_index).
+const std::vector<absl::string_view>& RopeIndexArguments(ModelFamily family,
+                                                         Convention convention);
 
 // All rows, in the order of ModelFamily.
 const std::vector<ModelFamilyInfo>& ModelFamilies();

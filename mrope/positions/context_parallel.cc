@@ -1,5 +1,6 @@
 #include "mrope/positions/context_parallel.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -8,8 +9,48 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/fill_kernels.h"
 
 namespace mrope {
+namespace {
+
+// Columns [begin, end) of one row of a padded batch (ContextParallelBatchSlice's contract).
+template <typename Out>
+absl::Status FillRowColumns(const SequencePositions& seq, const RowLayout& layout, Out pad,
+                            int64_t begin, int64_t end, PositionPlanes<Out> out) {
+  const std::vector<int64_t>& columns = layout.scattered_columns;
+  if (columns.empty()) {
+    // One run from first_column: column c is the row's index c - first_column, past its own
+    // tokens a decode step; columns before the run are padding.
+    const int64_t first = layout.first_column;
+    const int64_t pads = std::clamp(first - begin, int64_t{0}, end - begin);
+    for (Out* plane : {out.t, out.h, out.w}) FillConstant(plane, pads, pad);
+    if (begin + pads == end) return absl::OkStatus();
+    return seq.Fill<Out>(begin + pads - first, end - first,
+                         {out.t + pads, out.h + pads, out.w + pads});
+  }
+  // Holes: real token i at columns[i] (ascending), padding in the gaps, decode steps n, n + 1,
+  // ... after the last real token.
+  const int64_t last = columns.back();
+  auto next = std::lower_bound(columns.begin(), columns.end(), begin);
+  for (int64_t column = begin; column < std::min(end, last + 1); ++column) {
+    const int64_t k = column - begin;
+    if (*next != column) {
+      out.t[k] = out.h[k] = out.w[k] = pad;
+      continue;
+    }
+    const int64_t i = next - columns.begin();
+    MROPE_RETURN_IF_ERROR(seq.Fill<Out>(i, i + 1, {out.t + k, out.h + k, out.w + k}));
+    ++next;
+  }
+  const int64_t decode_begin = std::max(begin, last + 1);
+  if (decode_begin >= end) return absl::OkStatus();
+  const int64_t k = decode_begin - begin;
+  const int64_t step = seq.num_tokens() + (decode_begin - last - 1);
+  return seq.Fill<Out>(step, step + (end - decode_begin), {out.t + k, out.h + k, out.w + k});
+}
+
+}  // namespace
 
 absl::StatusOr<std::array<TokenRange, 2>> ContextParallelChunks(int64_t padded_length,
                                                                 int cp_size, int cp_rank) {
@@ -88,6 +129,49 @@ absl::StatusOr<ContextParallelPositions<Out>> ContextParallelSlice(
   return out;
 }
 
+template <typename Out>
+absl::StatusOr<ContextParallelPositions<Out>> ContextParallelBatchSlice(
+    const BatchPlan& plan, int cp_size, int cp_rank, const PositionLimits& limits) {
+  MROPE_RETURN_IF_ERROR(ValidatePositionLimits(limits));
+  if (plan.evs != nullptr) {
+    return absl::InvalidArgumentError(
+        "cp_size: context parallelism slices training batches, not a vLLM EVS request");
+  }
+  const int64_t l = plan.seq_len;
+  MROPE_ASSIGN_OR_RETURN(const auto chunks, ContextParallelChunks(l, cp_size, cp_rank));
+  ContextParallelPositions<Out> out;
+  const int64_t per_row = l / cp_size;
+  out.num_tokens = plan.batch_size * per_row;  // no overflow: B * L is a planned batch
+  if (out.num_tokens > limits.max_total_tokens) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", cp_rank, "'s slice has more than max_total_tokens = ",
+                     limits.max_total_tokens, " tokens (", out.num_tokens, ")"));
+  }
+  const int64_t n = out.num_tokens;
+  out.positions.resize(3 * n);
+  out.token_index.reserve(n);
+  out.cu_seqlens.reserve(plan.batch_size + 1);
+  out.cu_seqlens.push_back(0);
+  Out* const t = out.positions.data();
+  const Out pad = static_cast<Out>(plan.rope_index_pad_value);
+  int64_t local = 0;
+  for (int64_t row = 0; row < plan.batch_size; ++row) {
+    for (const TokenRange& range : chunks) {
+      auto status = FillRowColumns<Out>(plan.rows[row], plan.layouts[row], pad, range.begin,
+                                        range.end, {t + local, t + n + local, t + 2 * n + local});
+      if (!status.ok()) {
+        return absl::Status(status.code(), absl::StrCat("row ", row, ": ", status.message()));
+      }
+      for (int64_t column = range.begin; column < range.end; ++column) {
+        out.token_index.push_back(row * l + column);
+      }
+      local += range.end - range.begin;
+    }
+    out.cu_seqlens.push_back(local);
+  }
+  return out;
+}
+
 template absl::StatusOr<ContextParallelPositions<int64_t>> ContextParallelSlice<int64_t>(
     absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
     const PositionLimits&);
@@ -97,5 +181,11 @@ template absl::StatusOr<ContextParallelPositions<int32_t>> ContextParallelSlice<
 template absl::StatusOr<ContextParallelPositions<float>> ContextParallelSlice<float>(
     absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
     const PositionLimits&);
+template absl::StatusOr<ContextParallelPositions<int64_t>> ContextParallelBatchSlice<int64_t>(
+    const BatchPlan&, int, int, const PositionLimits&);
+template absl::StatusOr<ContextParallelPositions<int32_t>> ContextParallelBatchSlice<int32_t>(
+    const BatchPlan&, int, int, const PositionLimits&);
+template absl::StatusOr<ContextParallelPositions<float>> ContextParallelBatchSlice<float>(
+    const BatchPlan&, int, int, const PositionLimits&);
 
 }  // namespace mrope

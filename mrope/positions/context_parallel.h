@@ -10,13 +10,19 @@
 //
 // Packed (THD): the sequences of a packed batch, each with its padded length (the
 // cu_seqlens_padded of TE / Megatron), give the rank's [3][sum(padded) / cp_size] positions,
-// sequence after sequence. Padded (BSHD): the rows of a [B][S] batch with padded length S each
-// give [3][B][S / cp_size] (row-major over rows, the same layout).
+// sequence after sequence; tokens past a sequence's own tokens (up to its padded length) get
+// decode positions, index + delta on every axis, as SequencePositions::Fill gives past the
+// prompt.
 //
-// Padding: tokens past a sequence's prompt (up to its padded length) get decode positions,
-// index + delta on every axis, as SequencePositions::Fill gives past the prompt. A padded
-// length that is not a multiple of 2 * cp_size, or shorter than its sequence, is refused:
-// mrope does not pad on its own, since the caller's attention must see the same layout.
+// Padded (BSHD), ContextParallelBatchSlice: the rows of a planned [B][L] batch are cut as given,
+// padding where the attention mask puts it (left, right or holes), so that the token indices
+// gather the right ids: row * L + column. Every real token keeps its own position; a padding
+// slot after a row's last real token holds the next decode position (as the packed case); any
+// other padding slot (left padding, holes) holds what get_rope_index writes into padding slots
+// (BatchPlan::rope_index_pad_value: training runs the model's forward, not generate()).
+//
+// A padded length that is not a multiple of 2 * cp_size, or shorter than its sequence, is
+// refused: mrope does not pad on its own, since the caller's attention must see the same layout.
 
 #include <array>
 #include <cstdint>
@@ -24,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "mrope/positions/batch.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/position_buffer.h"
 #include "mrope/positions/sequence_positions.h"
@@ -62,6 +69,13 @@ absl::StatusOr<ContextParallelPositions<Out>> ContextParallelSlice(
     absl::Span<const SequencePositions> sequences, absl::Span<const int64_t> padded_lengths,
     int cp_size, int cp_rank, const PositionLimits& limits = {});
 
+// Rank cp_rank's chunks of every row of a planned padded batch (L = plan.seq_len, a multiple of
+// 2 * cp_size), as the header comment says: [3][B * L / cp_size], row after row, cu_seqlens
+// {0, L / cp_size, ...}. Refuses a vLLM EVS plan (one request, not a training batch).
+template <typename Out>
+absl::StatusOr<ContextParallelPositions<Out>> ContextParallelBatchSlice(
+    const BatchPlan& plan, int cp_size, int cp_rank, const PositionLimits& limits = {});
+
 extern template absl::StatusOr<ContextParallelPositions<int64_t>> ContextParallelSlice<int64_t>(
     absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
     const PositionLimits&);
@@ -71,6 +85,12 @@ extern template absl::StatusOr<ContextParallelPositions<int32_t>> ContextParalle
 extern template absl::StatusOr<ContextParallelPositions<float>> ContextParallelSlice<float>(
     absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
     const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<int64_t>>
+ContextParallelBatchSlice<int64_t>(const BatchPlan&, int, int, const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<int32_t>>
+ContextParallelBatchSlice<int32_t>(const BatchPlan&, int, int, const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<float>> ContextParallelBatchSlice<float>(
+    const BatchPlan&, int, int, const PositionLimits&);
 
 }  // namespace mrope
 

@@ -46,26 +46,27 @@ absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const Positio
   return absl::OkStatus();
 }
 
-// Rank cp_rank's slice: every row padded to L (padded layout) or to its own length (packed).
+// Rank cp_rank's slice: of the padded batch as given, or of the rows' own tokens (packed).
 template <typename Out>
 absl::Status FillContextParallel(const BatchPlan& plan, const OutputOptions& options,
                                  const PositionLimits& limits, PositionResult<Out>& result) {
   if (options.window.has_value()) {
     return absl::InvalidArgumentError("cp_size: context parallelism does not take a window");
   }
-  const bool padded_layout = options.layout == OutputLayout::kPadded;
-  std::vector<int64_t> padded_lengths;
-  padded_lengths.reserve(plan.rows.size());
-  for (const SequencePositions& row : plan.rows) {
-    padded_lengths.push_back(padded_layout ? plan.seq_len : row.num_tokens());
-  }
   const ContextParallel& cp = *options.context_parallel;
-  MROPE_ASSIGN_OR_RETURN(
-      ContextParallelPositions<Out> slice,
-      ContextParallelSlice<Out>(plan.rows, padded_lengths, cp.cp_size, cp.cp_rank, limits));
-  result.shape = padded_layout
-                     ? std::vector<int64_t>{3, plan.batch_size, plan.seq_len / cp.cp_size}
-                     : std::vector<int64_t>{3, slice.num_tokens};
+  ContextParallelPositions<Out> slice;
+  if (options.layout == OutputLayout::kPadded) {
+    MROPE_ASSIGN_OR_RETURN(slice,
+                           ContextParallelBatchSlice<Out>(plan, cp.cp_size, cp.cp_rank, limits));
+    result.shape = {3, plan.batch_size, plan.seq_len / cp.cp_size};
+  } else {
+    std::vector<int64_t> lengths;
+    lengths.reserve(plan.rows.size());
+    for (const SequencePositions& row : plan.rows) lengths.push_back(row.num_tokens());
+    MROPE_ASSIGN_OR_RETURN(
+        slice, ContextParallelSlice<Out>(plan.rows, lengths, cp.cp_size, cp.cp_rank, limits));
+    result.shape = {3, slice.num_tokens};
+  }
   result.position_ids = std::move(slice.positions);
   result.cu_seqlens = std::move(slice.cu_seqlens);
   result.cp_token_index = std::move(slice.token_index);

@@ -69,9 +69,11 @@ enum class OutputLayout {
   kPacked,  // [3][total], padding dropped, with cu_seqlens (FlashAttention varlen layout)
 };
 
-// Rank cp_rank of cp_size's slice (mrope/positions/context_parallel.h) of every row's own tokens
-// extended by decode positions (as TokenWindow) to its padded length: the batch's row length L
-// in the padded layout ([3][B][L / cp_size]), the row's own length in the packed one.
+// Rank cp_rank of cp_size's slice (mrope/positions/context_parallel.h). Padded layout: the
+// [B][L] batch as given ([3][B][L / cp_size], cp_token_index = row * L + column: real tokens at
+// their own positions wherever the padding sits, decode positions after a row's last real token,
+// get_rope_index's pad value in other padding slots). Packed: every row's own tokens, each row's
+// length a multiple of 2 * cp_size (cp_token_index into the packed batch, padding dropped).
 struct ContextParallel {
   int cp_size = 1;
   int cp_rank = 0;
@@ -100,8 +102,8 @@ struct PositionResult {
   std::vector<int64_t> shape;  // of position_ids: {3, B, L}, {3, B, W} or {3, total}
   PositionBuffer<Out> position_ids;
   std::vector<int64_t> cu_seqlens;          // packed: {0, n0, n0 + n1, ...}
-  // context_parallel: of each token, its index in the padded packed batch (cu_seqlens: the
-  // rank's local lengths, in either layout).
+  // context_parallel: of each token, its index in the batch (padded: row * L + column; packed:
+  // in the rows' own tokens back to back); cu_seqlens: the rank's local lengths, either layout.
   std::vector<int64_t> cp_token_index;
   std::vector<Out> mrope_position_deltas;   // [B]: get_rope_index's second return
   std::vector<Out> rope_deltas;             // [B]: what generation adds to the cache position

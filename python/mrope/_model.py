@@ -27,20 +27,10 @@ class Model:
         ``Model.from_config``."""
         object.__setattr__(self, "_impl", impl)
         object.__setattr__(self, "_source", source)
-        # The arguments HF's get_rope_index of this family takes after input_ids, in order, so
+        # The arguments HF's get_rope_index of this family takes after input_ids, in its
+        # reference's order under the model's convention (the family row's rope_index), so
         # that HF's positional calls (Qwen2VLModel.forward passes attention_mask 4th) work.
-        # transformers >= 5.3 (the hf_v5 convention) puts mm_token_type_ids second.
-        grids = ("image_grid_thw", "video_grid_thw")
-        if impl.convention == "hf_v5":
-            grids = ("mm_token_type_ids",) + grids
-        if impl.has_audio:
-            positional = grids + ("attention_mask", "use_audio_in_video", "audio_seqlens",
-                                  "second_per_grids")
-        elif impl.reads_second_per_grid_ts:
-            positional = grids + ("second_per_grid_ts", "attention_mask")
-        else:
-            positional = grids + ("attention_mask",)
-        object.__setattr__(self, "_positional", positional)
+        object.__setattr__(self, "_positional", tuple(impl.rope_index_arguments))
 
     def __setattr__(self, name, value):
         raise AttributeError("mrope.Model is immutable")
@@ -121,11 +111,13 @@ class Model:
 
         Args:
             input_ids: [B, L] token ids.
-            *args: HF's further arguments in the order of the model's convention:
-                ``image_grid_thw, video_grid_thw`` ([N, 3] (t, h, w) of the batch's images /
-                videos), then attention_mask (Qwen2.5-VL: second_per_grid_ts, attention_mask;
-                Omni: attention_mask, use_audio_in_video, audio_seqlens, second_per_grids).
-                Under ``hf_v5`` (transformers >= 5.3) ``mm_token_type_ids`` comes first:
+            *args: HF's further arguments in the order of the family's reference under the
+                model's convention: ``image_grid_thw, video_grid_thw`` ([N, 3] (t, h, w) of
+                the batch's images / videos), then attention_mask (Qwen2.5-VL:
+                second_per_grid_ts, attention_mask; Omni: attention_mask, use_audio_in_video,
+                audio_seqlens, second_per_grids; ERNIE: attention_mask, mm_token_type_ids).
+                GLM-Image: ``image_grid_thw, images_per_sample, attention_mask``. Under
+                ``hf_v5`` (transformers >= 5.3) ``mm_token_type_ids`` comes first:
                 ``(input_ids, mm_token_type_ids, image_grid_thw, video_grid_thw, ...)``.
             **kwargs: any of those by name, and ``mm_token_type_ids`` ([B, L]: 0 text, 1 image,
                 2 video; blocks are then its runs, checked against the ids; ``hf_v5`` and

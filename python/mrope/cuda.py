@@ -33,12 +33,12 @@ The library is ``libmrope_c.so`` in this package (or ``$MROPE_C_LIBRARY``), call
 ctypes: this module needs neither the compiled position extension nor torch (imported only to
 register the custom ops when installed), so it runs on any CPython >= 3.9.
 """
-import collections
-import ctypes
-import hashlib
-import os
-import sys
-import threading
+import collections as _collections
+import ctypes as _ctypes
+import hashlib as _hashlib
+import os as _os
+import sys as _sys
+import threading as _threading
 
 from mrope import _arrays
 from mrope import _capi
@@ -54,14 +54,14 @@ ERROR_SLOT_OUT_OF_RANGE = _capi.ERROR_SLOT_OUT_OF_RANGE
 # Decode positions without a [3, T] tensor: token i takes token_index[i] + delta[seq_id[i]] on
 # every axis (int64 [T], int64 [S], int32 [T] or None: token i is sequence i), e.g. the
 # requests' mrope_position_deltas; kernels/mrope_kernel_args.h, SequenceDeltaPositions.
-Decode = collections.namedtuple("Decode", "token_index delta seq_id", defaults=(None,))
+Decode = _collections.namedtuple("Decode", "token_index delta seq_id", defaults=(None,))
 
 _STORAGE = {"float32": _capi.FLOAT32, "bfloat16": _capi.BFLOAT16, "float16": _capi.FLOAT16}
 _FP8 = ("float8_e4m3", "uint8")
 _SINCOS = {"double": 0, "float32": 1}
 _NORMS = {"weight": 1, "one_plus_weight": 2}
 
-_lock = threading.Lock()
+_lock = _threading.Lock()
 _models = {}    # source -> (C model handle, key)
 _keys = {}      # key -> source (the torch ops name models by key)
 _rotaries = {}  # (source, seq_len, sincos_math) -> (C rotary handle, RotaryInfo)
@@ -73,8 +73,8 @@ def _source(model):
     source = getattr(model, "_source", None)
     if source is not None:
         return source
-    if isinstance(model, (str, os.PathLike)):
-        return ("load", os.fspath(model), None)
+    if isinstance(model, (str, _os.PathLike)):
+        return ("load", _os.fspath(model), None)
     raise ValueError(f"model: expected an mrope.Model or a preset name / config path, got "
                      f"{type(model).__name__}")
 
@@ -84,17 +84,17 @@ def _model_handle(source):
         if source in _models:
             return _models[source][0]
     kind, name, detail = source
-    handle = ctypes.c_void_p()
+    handle = _ctypes.c_void_p()
     if kind == "config":
         text = detail.encode()
         _capi.call("mrope_model_from_config_text", name.encode(), text, len(text),
-                   ctypes.byref(handle))
+                   _ctypes.byref(handle))
     elif detail is not None:
         _capi.call("mrope_model_with_overrides", name.encode(), detail.encode(),
-                   ctypes.byref(handle))
+                   _ctypes.byref(handle))
     else:
-        _capi.call("mrope_model_load", name.encode(), ctypes.byref(handle))
-    key = hashlib.sha256(repr(source).encode()).hexdigest()[:24]
+        _capi.call("mrope_model_load", name.encode(), _ctypes.byref(handle))
+    key = _hashlib.sha256(repr(source).encode()).hexdigest()[:24]
     with _lock:
         if source in _models:  # another thread made it meanwhile
             _capi.library().mrope_model_free(handle)
@@ -113,11 +113,11 @@ def _rotary(source, seq_len, sincos_math):
         if key in _rotaries:
             return _rotaries[key]
     model = _model_handle(source)
-    handle = ctypes.c_void_p()
+    handle = _ctypes.c_void_p()
     _capi.call("mrope_rotary_create", model, int(seq_len), _SINCOS[sincos_math],
-               ctypes.byref(handle))
+               _ctypes.byref(handle))
     info = _capi.new(_capi.RotaryInfo)
-    _capi.call("mrope_rotary_get_info", handle, ctypes.byref(info))
+    _capi.call("mrope_rotary_get_info", handle, _ctypes.byref(info))
     with _lock:
         if key in _rotaries:
             _capi.library().mrope_rotary_free(handle)
@@ -134,27 +134,27 @@ def _stream(stream, like):
             if hasattr(stream, attribute):
                 return int(getattr(stream, attribute))
         return int(stream)
-    torch = sys.modules.get("torch")
+    torch = _sys.modules.get("torch")
     if torch is not None and isinstance(like, torch.Tensor) and like.is_cuda:
         return torch.cuda.current_stream(like.device).cuda_stream
     if type(like).__module__.startswith("cupy"):
-        return sys.modules["cupy"].cuda.get_current_stream().ptr
+        return _sys.modules["cupy"].cuda.get_current_stream().ptr
     return 0
 
 
 def error_flag(like):
     """The default error flag (a zeroed int32 tensor of one element) of ``like``'s framework
     and device: torch or CuPy on a GPU; numpy with the host-harness test library."""
-    torch = sys.modules.get("torch")
+    torch = _sys.modules.get("torch")
     if torch is not None and isinstance(like, torch.Tensor):
         key = ("torch", str(like.device))
         make = lambda: torch.zeros(1, dtype=torch.int32, device=like.device)  # noqa: E731
     elif type(like).__module__.startswith("cupy"):
-        cupy = sys.modules["cupy"]
+        cupy = _sys.modules["cupy"]
         key = ("cupy", like.device.id)
         make = lambda: cupy.zeros(1, dtype=cupy.int32)  # noqa: E731 (like's current device)
     elif type(like).__module__ == "numpy" and _capi.kernels_on_host():
-        numpy = sys.modules["numpy"]
+        numpy = _sys.modules["numpy"]
         key = ("numpy", 0)
         make = lambda: numpy.zeros(1, dtype=numpy.int32)  # noqa: E731
     else:
@@ -293,7 +293,7 @@ def _launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, 
     args.table = launch.table(cos_sin_cache, info)
     flag = _default_error_flag(q) if flag is None else flag
     args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
-    _capi.call("mrope_launch_kernel", rotary, ctypes.byref(args), stream)
+    _capi.call("mrope_launch_kernel", rotary, _ctypes.byref(args), stream)
 
 
 def apply_mrope_(q, k, positions, model, *, inverse=False, seq_len=1, sincos_math="double",
@@ -385,7 +385,7 @@ def _launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cach
                             info.head_dim)
     flag = _default_error_flag(q) if flag is None else flag
     args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
-    _capi.call("mrope_launch_fused_kernel", rotary, ctypes.byref(args), stream)
+    _capi.call("mrope_launch_fused_kernel", rotary, _ctypes.byref(args), stream)
 
 
 def _cache(launch, k_cache, v_cache, layout, k_scale, v_scale, head_dim):
@@ -476,7 +476,7 @@ def cos_sin(positions, model, *, seq_len=1, sincos_math="double"):
                                axis_stride=tokens if positions.ndim == 2 else 0)
     cos = numpy.empty((tokens, info.num_pairs), numpy.float32)
     sin = numpy.empty_like(cos)
-    _capi.call("mrope_rotary_cos_sin", rotary, ctypes.byref(view), cos.ctypes.data,
+    _capi.call("mrope_rotary_cos_sin", rotary, _ctypes.byref(view), cos.ctypes.data,
                sin.ctypes.data, cos.size)
     return cos, sin
 

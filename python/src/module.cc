@@ -466,16 +466,19 @@ void DefineModule(py::module_& m) {
            "[begin, end) of every row's own tokens (padding removed). Indices at or beyond a "
            "row's length are decode steps: index + the row's delta on every axis. With "
            "cp_size and cp_rank (context parallelism, no window): [3, B, L / cp_size], rank "
-           "cp_rank's two chunks of every row as Megatron-LM / TransformerEngine cut them, of "
-           "the row's own tokens then decode steps up to L (a multiple of 2 * cp_size); "
-           "cp_slice gives their token indices.")
+           "cp_rank's two chunks of every row of the padded batch as given, as Megatron-LM / "
+           "TransformerEngine cut them (L a multiple of 2 * cp_size): each real token at its "
+           "own position wherever the padding sits, decode steps after a row's last real "
+           "token, get_rope_index's pad value in other padding slots; cp_slice gives their "
+           "token indices.")
       .def("cp_slice", &Plan::ContextParallelSlice, "cp_size"_a, "cp_rank"_a, py::kw_only(),
            "packed"_a = false,
            "(positions, token_index, cu_seqlens) of context-parallel rank cp_rank: positions "
            "as positions(cp_size=, cp_rank=) gives them, or with packed=True [3, N] of every "
            "row's own tokens (each row's length a multiple of 2 * cp_size); token_index [N] "
-           "int64, each token's index in the padded packed batch (row * L + index for the "
-           "padded layout), what to gather q, k and labels by; cu_seqlens the rank's local "
+           "int64, each token's index in the batch (padded: row * L + column, so "
+           "input_ids.reshape(-1)[token_index] gathers it; packed: in the rows' own tokens "
+           "back to back), what to gather q, k and labels by; cu_seqlens the rank's local "
            "{0, n0, n0 + n1, ...}.")
       .def("decode_positions", &Plan::DecodePositions, "steps"_a,
            "Positions [3, B, steps] of the next `steps` generated tokens, as generate() gives "
@@ -529,8 +532,19 @@ void DefineModule(py::module_& m) {
           })
       .def_property_readonly("float_positions", &Model::float_positions,
                              "True when positions are float32 (Qwen3-Omni), else int64.")
-      .def_property_readonly("has_audio",
-                             [](const Model& model) { return model.policy().has_audio; })
+      .def_property_readonly(
+          "rope_index_arguments",
+          [](const Model& model) {
+            std::vector<std::string> names;
+            for (const absl::string_view name :
+                 RopeIndexArguments(FamilyOf(model.spec().positions).family,
+                                    model.policy().convention)) {
+              names.emplace_back(name);
+            }
+            return names;
+          },
+          "get_rope_index's arguments after input_ids in the positional order of the "
+          "family's reference under the model's convention (model_family.h).")
       .def_property_readonly(
           "reads_second_per_grid_ts",
           [](const Model& model) { return ReadsSecondPerGridTs(model.policy()); })

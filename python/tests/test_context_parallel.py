@@ -1,6 +1,7 @@
 """Context-parallel slices from a plan (plan.positions(cp_size=, cp_rank=), plan.cp_slice):
-every rank's positions equal the whole batch's at its token indices, bit for bit, and the ranks
-together hold every token once; errors name cp_size / cp_rank and the values."""
+every rank's positions equal the whole batch's at its token indices, bit for bit (left-padded
+batches included), and the ranks together hold every token once; errors name cp_size / cp_rank
+and the values."""
 import numpy as np
 import pytest
 
@@ -88,3 +89,45 @@ def test_errors_name_cp_size_and_cp_rank(plan):
         plan.cp_slice(3, 0, packed=True)
     with pytest.raises(ValueError, match="context parallelism does not take a window"):
         plan.positions(0, 12, cp_size=2, cp_rank=0)
+
+
+# Issue 32's reproducer: row 0 left-padded (3 pads, then 11..15), row 1 unpadded.
+LEFT_IDS = np.array([[0, 0, 0, 11, 12, 13, 14, 15], [21, 22, 23, 24, 25, 26, 27, 28]])
+LEFT_MASK = np.array([[0, 0, 0, 1, 1, 1, 1, 1], [1] * 8])
+
+
+@pytest.mark.parametrize("cp_size", [1, 2, 4])
+def test_left_padded_rows_keep_every_token_in_its_column(cp_size):
+    """The padded batch is cut as given: token_index = row * L + column gathers each token, and
+    its slot holds get_rope_index's position for it (padding slots: get_rope_index's too)."""
+    model = mrope.Model.from_config("qwen2_vl")
+    whole, _ = model.get_rope_index(LEFT_IDS, attention_mask=LEFT_MASK)
+    plan = model.plan(LEFT_IDS, attention_mask=LEFT_MASK)
+
+    def rank_slice(rank):
+        positions, token_index, _ = plan.cp_slice(cp_size, rank)
+        np.testing.assert_array_equal(positions, plan.positions(cp_size=cp_size, cp_rank=rank))
+        return positions, token_index
+
+    expect_ranks_slice(whole.reshape(3, -1), cp_size, rank_slice)
+    if cp_size == 1:  # token 11 at column 3 takes position 0, not 3
+        positions, token_index, _ = plan.cp_slice(1, 0)
+        assert token_index[3] == 3 and LEFT_IDS[0, 3] == 11 and (positions[:, 0, 3] == 0).all()
+
+
+def test_left_padded_packed_ranks_slice_the_rows_own_tokens():
+    ids = np.array([[0, 0, 0, 0, 11, 12, 13, 14], [21, 22, 23, 24, 25, 26, 27, 28]])
+    mask = (ids != 0).astype(np.int64)
+    model = mrope.Model.from_config("qwen2_vl")
+    plan = model.plan(ids, attention_mask=mask)
+    whole, _ = model.get_rope_index(ids, attention_mask=mask)
+    packed = whole[:, mask == 1]  # the rows' own tokens back to back: what token_index indexes
+    packed_ids = ids[mask == 1]
+
+    def rank_slice(rank):
+        positions, token_index, cu_seqlens = plan.cp_slice(2, rank, packed=True)
+        assert cu_seqlens.tolist() == [0, 2, 6]
+        assert (packed_ids[token_index] != 0).all()
+        return positions, token_index
+
+    expect_ranks_slice(packed, 2, rank_slice)

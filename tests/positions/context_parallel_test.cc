@@ -102,6 +102,123 @@ TEST(ContextParallelTest, PaddedBatchRowsSplitAlike) {
   }
 }
 
+// Qwen2-VL ids: an image prompt (T3 I4 T3) and text rows, L = 24.
+constexpr int64_t kVisionStart = 151652, kVisionEnd = 151653, kImage = 151655;
+
+std::vector<int64_t> ImagePrompt() {
+  return {11, 12, 13, kVisionStart, kImage, kImage, kImage, kImage, kVisionEnd, 14, 15, 16};
+}
+
+// Rows: left-padded image prompt, right-padded image prompt, a mask with holes, left-padded
+// text, and a full row.
+TestBatch MixedPaddingBatch() {
+  TestBatch batch;
+  batch.batch_size = 5;
+  batch.seq_len = 24;
+  const std::vector<int64_t> image = ImagePrompt();
+  const auto add_row = [&](std::vector<int64_t> ids, std::vector<int64_t> mask) {
+    batch.input_ids.insert(batch.input_ids.end(), ids.begin(), ids.end());
+    batch.attention_mask.insert(batch.attention_mask.end(), mask.begin(), mask.end());
+  };
+  std::vector<int64_t> ids(12, 0), mask(12, 0);  // left padding
+  ids.insert(ids.end(), image.begin(), image.end());
+  mask.insert(mask.end(), 12, 1);
+  add_row(ids, mask);
+  ids = image;  // right padding
+  ids.resize(24, 0);
+  mask.assign(12, 1);
+  mask.resize(24, 0);
+  add_row(ids, mask);
+  ids.clear();  // holes: every third slot is padding
+  mask.clear();
+  for (int64_t c = 0; c < 24; ++c) {
+    ids.push_back(c % 3 == 1 ? 0 : 100 + c);
+    mask.push_back(c % 3 == 1 ? 0 : 1);
+  }
+  add_row(ids, mask);
+  ids.assign(19, 0);  // left-padded text
+  mask.assign(19, 0);
+  for (int64_t c = 0; c < 5; ++c) {
+    ids.push_back(200 + c);
+    mask.push_back(1);
+  }
+  add_row(ids, mask);
+  ids = image;  // no padding
+  ids.insert(ids.end(), image.begin(), image.end());
+  add_row(ids, std::vector<int64_t>(24, 1));
+  batch.media.image_grid_thw = {{1, 4, 4}, {1, 4, 4}, {1, 4, 4}, {1, 4, 4}};
+  return batch;
+}
+
+// The padded batch as given (BSHD): for every cp size, rank r holds Megatron's chunks r and
+// 2 * cp_size - 1 - r of every row, token_index = row * L + column; a real token's slot holds
+// its position in get_rope_index's whole [3][B][L] output, a padding slot after the row's last
+// real token the next decode position, any other padding slot get_rope_index's pad value.
+TEST(ContextParallelTest, PaddedBatchKeepsEveryTokenInItsColumn) {
+  const TestBatch batch = MixedPaddingBatch();
+  const auto plan = PlanBatch(Preset("qwen2_vl"), batch.View());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const int64_t b = batch.batch_size;
+  const int64_t l = batch.seq_len;
+  std::vector<int64_t> whole;
+  ASSERT_TRUE(FillBatch(*plan, whole, Padding::kGetRopeIndex).ok());
+  for (const int cp_size : {1, 2, 3, 4, 6, 12}) {
+    std::vector<int> held(b * l, 0);
+    for (int rank = 0; rank < cp_size; ++rank) {
+      SCOPED_TRACE(::testing::Message() << "cp_size " << cp_size << " rank " << rank);
+      const auto slice = ContextParallelBatchSlice<int64_t>(*plan, cp_size, rank);
+      ASSERT_TRUE(slice.ok()) << slice.status();
+      const int64_t n = slice->num_tokens;
+      ASSERT_EQ(n, b * l / cp_size);
+      const auto chunks = ContextParallelChunks(l, cp_size, rank);
+      ASSERT_TRUE(chunks.ok());
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t row = j / (l / cp_size);
+        const int64_t k = j % (l / cp_size);  // the row's k-th local token
+        const int64_t c = (*chunks)[0].end - (*chunks)[0].begin;
+        const int64_t column = k < c ? (*chunks)[0].begin + k : (*chunks)[1].begin + (k - c);
+        ASSERT_EQ(slice->token_index[j], row * l + column) << "local token " << j;
+        ++held[row * l + column];
+        int64_t last_real = -1, real_before = 0;
+        for (int64_t i = 0; i < l; ++i) {
+          if (batch.attention_mask[row * l + i] == 0) continue;
+          last_real = i;
+          real_before += i < column;
+        }
+        for (int axis = 0; axis < 3; ++axis) {
+          const int64_t got = slice->positions[axis * n + j];
+          SCOPED_TRACE(::testing::Message() << "row " << row << " column " << column
+                                            << " axis " << axis);
+          if (batch.attention_mask[row * l + column] == 1) {
+            ASSERT_EQ(got, whole[(axis * b + row) * l + column]);
+          } else if (column > last_real) {
+            const int64_t step = real_before + (column - last_real - 1);
+            const auto decode = Window<int64_t>(plan->rows[row], step, step + 1);
+            ASSERT_EQ(got, axis == 0 ? decode.t[0] : axis == 1 ? decode.h[0] : decode.w[0]);
+          } else {
+            ASSERT_EQ(got, plan->rope_index_pad_value);
+          }
+        }
+      }
+    }
+    EXPECT_TRUE(std::all_of(held.begin(), held.end(), [](int s) { return s == 1; }))
+        << "cp_size " << cp_size;
+  }
+}
+
+TEST(ContextParallelTest, PaddedBatchRefusesALengthTheSplitCannotTake) {
+  const TestBatch batch = MixedPaddingBatch();
+  const auto plan = PlanBatch(Preset("qwen2_vl"), batch.View());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(std::string(ContextParallelBatchSlice<int64_t>(*plan, 5, 0).status().message()),
+              HasSubstr("padded length 24 must be a multiple of 2 * cp_size = 10"));
+  PositionLimits tight;
+  tight.max_total_tokens = 50;
+  EXPECT_THAT(
+      std::string(ContextParallelBatchSlice<int64_t>(*plan, 2, 0, tight).status().message()),
+      HasSubstr("more than max_total_tokens = 50"));
+}
+
 TEST(ContextParallelTest, RefusesWhatTheSplitCannotTake) {
   const std::vector<SequencePositions> samples = MixedSamples();
   const auto status_of = [&](std::vector<int64_t> padded, int cp_size, int cp_rank) {

@@ -1,8 +1,8 @@
 // Context-parallel requests (options.cp_size / cp_rank, proto/mrope.proto): every rank's
 // positions equal the whole request's positions at its cp_token_index, bit for bit, and the
-// ranks together hold every token once; in the padded and packed layouts, for explicit spans,
-// a token-id batch and a vLLM request (EVS-pruned ones refused); JSON requests and responses
-// carry the fields; errors name them.
+// ranks together hold every token once; in the padded (the batch as given, left padding too)
+// and packed layouts, for explicit spans, token-id batches and a vLLM request (EVS-pruned ones
+// refused); JSON requests and responses carry the fields; errors name them.
 
 #include <cstdint>
 #include <string>
@@ -100,16 +100,13 @@ TEST(ContextParallelServiceTest, PackedRanksSliceThePackedPositions) {
   EXPECT_EQ(rank3.cp_token_index(5), 20);
 }
 
-TEST(ContextParallelServiceTest, PaddedRanksSliceTheRowsPaddedToTheBatchLength) {
+// Explicit sequences in the padded layout are right-aligned (left padding, 0): the ranks slice
+// that [3][B][L] as it is.
+TEST(ContextParallelServiceTest, PaddedRanksSliceTheRightAlignedRows) {
   const PositionService service = PresetService("qwen2_5_vl");
   PositionRequest request = Request(kSamples);
-  // The whole: every row's own tokens, then decode positions up to L = 64.
-  request.mutable_options()->set_window_begin(0);
-  request.mutable_options()->set_window_end(64);
   const PositionResponse whole = Handle(service, request);
   ASSERT_THAT(Shape(whole), ElementsAre(3, 3, 64));
-  request.mutable_options()->clear_window_begin();
-  request.mutable_options()->clear_window_end();
   for (const int cp_size : {1, 2, 4, 8, 16}) {
     ExpectRanksSliceTheWhole(service, request, whole, cp_size);
   }
@@ -126,6 +123,33 @@ TEST(ContextParallelServiceTest, TokenIdBatchRanksSliceItsPositions) {
   for (const int cp_size : {1, 2, 3, 6}) ExpectRanksSliceTheWhole(service, request, whole, cp_size);
   request.mutable_options()->set_layout(PositionOptions::PACKED);
   for (const int cp_size : {1, 2, 3, 6}) ExpectRanksSliceTheWhole(service, request, whole, cp_size);
+}
+
+// Left padding (HF generation batches): each real token's slice position is its position in
+// get_rope_index's whole padded output at the gathered row * L + column, the padding slots
+// get_rope_index's pad value, for several cp sizes.
+TEST(ContextParallelServiceTest, LeftPaddedBatchRanksSliceTheBatchAsGiven) {
+  const PositionService service = PresetService("qwen2_vl");
+  PositionRequest request = Request(R"({"inputs": {
+      "input_ids": [[0, 0, 0, 0, 11, 151652, 151655, 151655, 151655, 151655, 151653, 14],
+                    [0, 0, 0, 21, 22, 23, 24, 25, 26, 27, 28, 29],
+                    [11, 151652, 151655, 151655, 151655, 151655, 151653, 14, 15, 16, 17, 18]],
+      "attention_mask": [[0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1],
+                         [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+                         [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]],
+      "image_grid_thw": [[1, 4, 4], [1, 4, 4]]}})");
+  const PositionResponse whole = Handle(service, request);  // get_rope_index's [3][3][12]
+  ASSERT_THAT(Shape(whole), ElementsAre(3, 3, 12));
+  EXPECT_EQ(whole.position_ids().int64_values(4), 0);  // row 0's first real token
+  for (const int cp_size : {1, 2, 3, 6}) {
+    ExpectRanksSliceTheWhole(service, request, whole, cp_size);
+  }
+  request.mutable_options()->set_cp_size(6);
+  request.mutable_options()->set_cp_rank(2);
+  const PositionResponse rank2 = Handle(service, request);
+  // Chunks 2 and 9 of one token each; row 1's column 9 holds token 27, the row's 7th.
+  EXPECT_THAT(rank2.cp_token_index(), ElementsAre(2, 9, 14, 21, 26, 33));
+  EXPECT_EQ(rank2.position_ids().int64_values(3), 6);
 }
 
 TEST(ContextParallelServiceTest, OtherOutputTypesHoldTheSameValues) {
@@ -194,7 +218,7 @@ TEST(ContextParallelServiceTest, ErrorsNameTheFieldsAndValues) {
   EXPECT_THAT(message(R"({"cp_rank": 1})"), HasSubstr("options.cp_rank=1 needs options.cp_size"));
   // 6 tokens, 2 * cp_size = 4: refused, not padded (context_parallel.h).
   EXPECT_THAT(message(R"({"cp_size": 2})"),
-              HasSubstr("sequence 0: padded length 6 must be a multiple of 2 * cp_size = 4"));
+              HasSubstr("padded length 6 must be a multiple of 2 * cp_size = 4"));
   EXPECT_THAT(message(R"({"cp_size": 2, "layout": "PACKED"})"),
               HasSubstr("padded length 6 must be a multiple of 2 * cp_size = 4"));
   EXPECT_THAT(message(R"({"cp_size": 3, "window_begin": 0, "window_end": 6})"),

@@ -170,8 +170,10 @@ TEST(VllmRequest, FamiliesWithoutTheVllmConventionRefuse) {
   auto service = PositionService::Create(*spec);
   ASSERT_TRUE(service.ok());
   const std::vector<int64_t> tokens = {1, 2, 3};
-  Prompt prompt;
-  prompt.vllm = VllmRequest{tokens, {}};
+  // Built with its request (batch, sequences, vllm): assigning or emplacing into an empty
+  // optional makes GCC's -O1 (the ASan build) warn -Wmaybe-uninitialized on the inlined
+  // branch for an engaged one, which never runs.
+  const Prompt prompt = {{}, {}, VllmRequest{tokens, {}}};
   EXPECT_THAT(service->Plan(prompt).status().message(),
               HasSubstr("a vLLM request needs the vLLM convention, and qwen2_5_omni has none"));
 }
