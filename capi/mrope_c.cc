@@ -23,7 +23,7 @@
 #include "mrope/positions/model_config.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/rope_params.h"
-#include "mrope/service/case_model.h"
+#include "mrope/service/preset_overrides.h"
 #include "mrope/service/model_spec.h"
 
 namespace mrope {

@@ -600,10 +600,82 @@ typedef struct {
   int failures;
 } Case;
 
+/* cos/sin [8][kPairs] of the model at positions whose three axes differ (so the sections
+ * matter); 0 on failure. */
+enum { kOverrideTokens = 8 };
+static int CosSinOf(const mrope_model* model, float* cos, float* sin) {
+  int64_t positions[3 * kOverrideTokens];
+  for (int i = 0; i < 3 * kOverrideTokens; ++i) positions[i] = (i % kOverrideTokens) * (1 + i / 8);
+  mrope_positions_view view = {positions, 1, 0, kOverrideTokens, kOverrideTokens};
+  mrope_rotary* rotary = NULL;
+  int ok = mrope_rotary_create(model, 1024, MROPE_SINCOS_DOUBLE, &rotary, message,
+                               sizeof(message)) == MROPE_OK &&
+           mrope_rotary_cos_sin(rotary, &view, cos, sin, kOverrideTokens * kPairs, message,
+                                sizeof(message)) == MROPE_OK;
+  mrope_rotary_free(rotary);
+  return ok;
+}
+
+/* An override takes effect (rope_theta: the cos/sin of a config.json saying the same) or is
+ * refused naming the key. */
+static void TestOverrides(void) {
+  static const char kTheta1e4[] =
+      "{\"model_type\": \"qwen2_5_vl\", \"image_token_id\": 151655, \"video_token_id\": 151656,"
+      " \"vision_start_token_id\": 151652, \"vision_end_token_id\": 151653,"
+      " \"vision_config\": {\"tokens_per_second\": 2}, \"rope_theta\": 10000, \"head_dim\": 128,"
+      " \"rope_scaling\": {\"type\": \"mrope\", \"mrope_section\": [16, 24, 24]}}";
+  mrope_model* overridden = NULL;
+  mrope_model* config = NULL;
+  mrope_model* preset = NULL;
+  CheckStatus(mrope_model_with_overrides("qwen2_5_vl", "{\"rope_theta\": 10000}", &overridden,
+                                         message, sizeof(message)),
+              MROPE_OK, "mrope_model_with_overrides(rope_theta)", NULL);
+  CheckStatus(mrope_model_from_config_text("config.json", kTheta1e4, strlen(kTheta1e4), &config,
+                                           message, sizeof(message)),
+              MROPE_OK, "mrope_model_from_config_text(rope_theta 1e4)", NULL);
+  CheckStatus(mrope_model_load("qwen2_5_vl", &preset, message, sizeof(message)), MROPE_OK,
+              "mrope_model_load(qwen2_5_vl)", NULL);
+  static float cos[3][kOverrideTokens * kPairs], sin[3][kOverrideTokens * kPairs];
+  const mrope_model* models[3] = {overridden, config, preset};
+  for (int m = 0; m < 3; ++m) {
+    Check(models[m] != NULL && CosSinOf(models[m], cos[m], sin[m]), "cos/sin of model %d: %s", m,
+          message);
+  }
+  const size_t bytes = sizeof(cos[0]);
+  Check(memcmp(cos[0], cos[1], bytes) == 0 && memcmp(sin[0], sin[1], bytes) == 0,
+        "rope_theta override: cos/sin differ from the config.json's");
+  Check(memcmp(cos[0], cos[2], bytes) != 0, "rope_theta override: cos/sin of the preset");
+  mrope_model_free(overridden);
+  mrope_model_free(config);
+  mrope_model_free(preset);
+
+  static const struct {
+    const char* overrides;
+    const char* message_part;
+  } kRefused[] = {
+      {"{\"bogus_key\": 1}", "unknown key 'bogus_key' for preset qwen2_5_vl; its keys are"},
+      {"{\"bogus_key\": 1}", "tokens_per_second"},
+      {"[1,2]", "expected a JSON object"},
+      {"{\"rope_theta\": -1}", "rope_theta must be a finite number > 1"},
+      {"{\"rope_theta\": \"big\"}", "rope_theta"},
+      {"{\"rope_theta\": null}", "rope_theta: expected a value, got null"},
+      {"{\"mrope_section\": [16, 24, 25]}", "sums to 65"},
+      {"{\"spatial_merge_size\": \"x\"}", "spatial_merge_size"},
+  };
+  for (size_t i = 0; i < sizeof(kRefused) / sizeof(kRefused[0]); ++i) {
+    mrope_model* model = (mrope_model*)1;
+    CheckStatus(mrope_model_with_overrides("qwen2_5_vl", kRefused[i].overrides, &model, message,
+                                           sizeof(message)),
+                MROPE_INVALID_ARGUMENT, kRefused[i].overrides, kRefused[i].message_part);
+    Check(model == NULL, "a refused override leaves *model NULL");
+  }
+}
+
 int main(int argc, char** argv) {
   on_device = argc > 1 && strcmp(argv[1], "--device") == 0;
   Case cases[] = {{"Library", TestLibrary, 0},
                   {"Models", TestModels, 0},
+                  {"Overrides", TestOverrides, 0},
                   {"Positions", TestPositions, 0},
                   {"Kernels", TestKernels, 0},
                   {"Backward", TestBackward, 0}};

@@ -25,18 +25,6 @@ namespace {
 
 using ::google::protobuf::Value;
 
-// The family row's rotary values as parameters (rotary_dim = int(head_dim * factor), as HF).
-RopeParameters PresetRope(const RopePreset& preset) {
-  RopeParameters rope;
-  rope.head_dim = preset.head_dim;
-  rope.scaling.type = RopeType::kDefault;
-  rope.scaling.rotary_dim = static_cast<int32_t>(preset.head_dim * preset.partial_rotary_factor);
-  rope.scaling.theta = preset.theta;
-  rope.mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
-  rope.mrope_interleaved = preset.interleaved;
-  return rope;
-}
-
 // Where a config.json keeps what mrope reads.
 struct HfLayout {
   const ModelFamilyInfo* family;
@@ -222,8 +210,43 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
   ModelSpec spec;
   spec.name = std::string(name);
   MROPE_ASSIGN_OR_RETURN(spec.positions, PresetConfig(name));
-  spec.rope = PresetRope(FamilyOf(spec.positions).rope);
+  MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions,
+                                                         PresetRopeObject(spec.positions), ""));
   return spec;
+}
+
+Value PresetRopeObject(const ModelConfig& positions) {
+  const RopePreset& preset = FamilyOf(positions).rope;
+  Value object;
+  auto& fields = *object.mutable_struct_value()->mutable_fields();
+  fields["rope_theta"].set_number_value(preset.theta);
+  fields["head_dim"].set_number_value(preset.head_dim);
+  fields["partial_rotary_factor"].set_number_value(preset.partial_rotary_factor);
+  auto& sections = *fields["mrope_section"].mutable_list_value();
+  for (const int32_t s : preset.mrope_section) sections.add_values()->set_number_value(s);
+  fields["mrope_interleaved"].set_bool_value(preset.interleaved);
+  return object;
+}
+
+absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions,
+                                                    const Value& object,
+                                                    absl::string_view path) {
+  auto rope = ParseRopeParameters(object);
+  if (!rope.ok()) return PrefixError(rope.status(), path);
+  const ModelFamilyInfo& family = FamilyOf(positions);
+  const RopePreset& preset = family.rope;
+  if (preset.sections == SectionSource::kConfigRequired && rope->mrope_section.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "missing required field '", path, path.empty() ? "" : ".",
+        "rope_scaling.mrope_section' (or rope_parameters.mrope_section) for ", family.name));
+  }
+  if (preset.sections == SectionSource::kRotaryCode) {
+    if (rope->mrope_section.empty()) {
+      rope->mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
+    }
+    rope->mrope_interleaved = preset.interleaved;
+  }
+  return rope;
 }
 
 absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
@@ -237,25 +260,9 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
   const Value* text = FindField(*layout.root, "text_config");
   const std::string text_path =
       text != nullptr ? absl::StrCat(layout.root_path, "text_config") : layout.root_path;
-  auto rope = ParseRopeParameters(text != nullptr ? *text : *layout.root);
-  if (!rope.ok()) {
-    return PrefixError(rope.status(), absl::StripSuffix(text_path, "."));
-  }
-  const RopePreset& preset = layout.family->rope;
-  if (preset.sections == SectionSource::kConfigRequired && rope->mrope_section.empty()) {
-    const absl::string_view object = absl::StripSuffix(text_path, ".");
-    return absl::InvalidArgumentError(absl::StrCat(
-        "missing required field '", object, object.empty() ? "" : ".",
-        "rope_scaling.mrope_section' (or rope_parameters.mrope_section) for ",
-        layout.family->name));
-  }
-  if (preset.sections == SectionSource::kRotaryCode) {
-    if (rope->mrope_section.empty()) {
-      rope->mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
-    }
-    rope->mrope_interleaved = preset.interleaved;
-  }
-  spec.rope = *std::move(rope);
+  MROPE_ASSIGN_OR_RETURN(spec.rope,
+                         RopeFromConfigObject(spec.positions, text != nullptr ? *text : *layout.root,
+                                              absl::StripSuffix(text_path, ".")));
   return spec;
 }
 

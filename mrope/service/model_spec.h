@@ -52,15 +52,27 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 //   paddleocr_vl                  flat: ids and rope keys at top level (mrope_section required)
 //   glm_image                     ids image, image_start, image_end at top level, rope keys in
 //                                 text_config; spatial_merge_size defaults to 1
-// The 5.x families' rotary code defaults mrope_section and decides the interleaving
-// (RopePreset::sections).
 // The token ids of the family's row are required (either HF spelling: image_token_id or
 // image_token_index); spatial_merge_size defaults to the preset's (2; GLM-Image 1) and
-// seconds_per_chunk to 2, as in HF's config classes. The rotary keys are read by ParseRopeParameters (mrope/rotary/rope_config.h).
+// seconds_per_chunk to 2, as in HF's config classes. The rotary keys are read by
+// RopeFromConfigObject.
 // Unknown keys are ignored; a missing required key is InvalidArgument naming its path. The
 // video time rounding is SCALE_THEN_TRUNCATE and the convention the family's reference (hf_v4,
 // or hf_v5_2 for the 5.x families); callers override them afterwards if needed.
 absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const google::protobuf::Value& config);
+
+// The rotary parameters of a model of `positions`' family from the config.json object that holds
+// its rope keys (`object`, at `path` for messages: "", "text_config", ...): ParseRopeParameters
+// (mrope/rotary/rope_config.h), then the family's section rules (RopePreset::sections): a
+// required mrope_section, or the 5.x rotary code's default mrope_section and its interleaving.
+absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions,
+                                                    const google::protobuf::Value& object,
+                                                    absl::string_view path);
+
+// The family row's rotary values (RopePreset) as the flat config.json rope keys they stand for:
+// rope_theta, head_dim, partial_rotary_factor, mrope_section and mrope_interleaved.
+// RopeFromConfigObject of it is the preset's rope.
+google::protobuf::Value PresetRopeObject(const ModelConfig& positions);
 
 // `preset_or_path`: an existing file is read as an HF config.json (or, for .textproto / .txtpb /
 // .pbtxt, as a ModelParams textproto), a directory as its config.json (a downloaded

@@ -43,10 +43,18 @@ class Model:
             path_or_preset: an HF ``config.json``, a checkpoint directory (its config.json), a
                 ModelParams textproto, or a preset name (e.g. ``"qwen2_5_vl"``; an unknown name
                 raises ValueError listing the presets).
-            overrides: optional dict replacing preset values, with the golden files' flat
-                ``config`` keys (``*_token_id``, ``spatial_merge_size``, ``tokens_per_second``,
-                ``position_id_per_seconds``, ``seconds_per_chunk``, ``video_time_rounding``:
-                ``"scale_then_truncate"`` or ``"truncate_interval_first"``). Presets only.
+            overrides: optional dict replacing preset values (presets only), with the golden
+                files' flat ``config`` keys: the family's ``*_token_id``,
+                ``spatial_merge_size``, and where the family reads them
+                ``temporal_merge_size``, ``tokens_per_second``, ``video_time_rounding``
+                (``"scale_then_truncate"`` or ``"truncate_interval_first"``),
+                ``position_id_per_seconds``, ``seconds_per_chunk``; and the rope keys
+                ``rope_theta``, ``head_dim``, ``hidden_size``, ``num_attention_heads``,
+                ``partial_rotary_factor``, ``max_position_embeddings``,
+                ``original_max_position_embeddings``, ``mrope_section``,
+                ``mrope_interleaved``, ``rope_scaling`` (an object as in config.json), read as
+                a config.json's are (mrope/service/preset_overrides.h). Unknown keys, wrong
+                types and invalid values raise ValueError naming the key.
 
         Note: an HF config.json of Qwen2.5-VL gives the production runtimes' video time
         rounding (scale then truncate); HF transformers v4 itself truncates the interval first

@@ -9,6 +9,7 @@
 #include <memory>
 #include <array>
 #include <optional>
+#include <stdexcept>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -18,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "google/protobuf/util/json_util.h"
+#include "mrope/common/json.h"
 #include "mrope/positions/batch.h"
 #include "mrope/service/case_model.h"
 #include "mrope/service/compare.h"
@@ -25,6 +28,7 @@
 #include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
+#include "mrope/service/preset_overrides.h"
 #include "pybind11/numpy.h"
 #include "pybind11/pybind11.h"
 #include "pybind11/stl.h"
@@ -315,11 +319,22 @@ class Model {
   }
 
   // A preset with some of its values replaced: `overrides_json` is an object of the golden
-  // files' flat `config` fields (ModelConfigFromFlatJson, mrope/service/case_model.h).
+  // files' flat `config` keys (mrope/service/preset_overrides.h).
   static std::shared_ptr<Model> WithOverrides(const std::string& preset,
                                               const std::string& overrides_json) {
     return std::make_shared<Model>(
         ValueOrThrow(PresetModelSpecWithOverrides(preset, overrides_json)));
+  }
+
+  // (preset, overrides_json) of a golden case file's model, for WithOverrides
+  // (mrope/service/case_model.h: its provenance keys dropped).
+  static std::pair<std::string, std::string> CaseOverrides(const std::string& case_json) {
+    const CaseModel model = ValueOrThrow(CaseModelOf(ValueOrThrow(ParseJson(case_json))));
+    std::string overrides_json;
+    const auto printed =
+        google::protobuf::util::MessageToJsonString(model.overrides, &overrides_json);
+    if (!printed.ok()) throw std::runtime_error(std::string(printed.message()));
+    return {model.preset, overrides_json};
   }
 
   Plan MakePlan(py::handle input_ids, py::handle image_grid_thw, py::handle video_grid_thw,
@@ -508,7 +523,12 @@ void DefineModule(py::module_& m) {
                   "Model.load of a config file already read (`path` picks the parser and "
                   "names the model).")
       .def_static("with_overrides", &Model::WithOverrides, "preset"_a, "overrides_json"_a,
-                  "A preset with the golden files' flat config fields replaced.")
+                  "A preset with some of its values replaced: a JSON object of the golden "
+                  "files' flat config keys (unknown keys raise ValueError listing the "
+                  "preset's keys).")
+      .def_static("case_model", &Model::CaseOverrides, "case_json"_a,
+                  "(preset, overrides_json) of a golden case file's model (tests/golden): its "
+                  "preset and its config without the provenance keys.")
       .def("plan", &Model::MakePlan, "input_ids"_a, "image_grid_thw"_a, "video_grid_thw"_a,
            "options"_a, (std::string("Plans a padded batch. ") + kPromptArgsDoc).c_str())
       .def("plan_vllm", &Model::MakeVllmPlan, "input_tokens"_a, "features"_a, "keep_masks"_a,

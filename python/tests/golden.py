@@ -6,6 +6,7 @@ import os
 import numpy as np
 
 import mrope
+from mrope import _mrope
 
 # The repository root: Bazel's test wrapper sets MROPE_REPO_DIR (its runfiles); from a
 # checkout, two levels up.
@@ -26,8 +27,11 @@ def load_cases():
 
 
 def model_for(case):
-    """The case's model: its preset with the case's config values."""
-    return mrope.Model.from_config(case["model"], overrides=case["config"])
+    """The case's model: its preset (the family's vLLM preset for a vLLM request case) with the
+    case's config values as overrides, less the keys that record the case's provenance (C++
+    CaseModelOf, mrope/service/case_model.h)."""
+    preset, overrides = _mrope.Model.case_model(json.dumps(case))
+    return mrope.Model.from_config(preset, overrides=json.loads(overrides))
 
 
 def position_dtype(case):

@@ -27,13 +27,6 @@ FEATURE_CASES = load("vllm_request")
 EVS_CASES = load("vllm_evs_request")
 
 
-def model_for(case):
-    """The family's vLLM preset ("qwen3_vl_vllm_evs" -> "qwen3_vl_vllm") with the case's
-    config."""
-    name = case["model"][:-len("_" + case["convention"])] + "_vllm"
-    return mrope.Model.from_config(name, overrides=case["config"])
-
-
 def as_vllm_objects(features):
     """The golden features as vLLM's objects: attributes, field elements holding tensors in
     .data, float32 seconds as the processor gives them."""
@@ -59,7 +52,7 @@ def test_cases_found():
 
 @pytest.mark.parametrize("case", [c for _, c in FEATURE_CASES], ids=[i for i, _ in FEATURE_CASES])
 def test_mm_features(case):
-    model = model_for(case)
+    model = golden.model_for(case)
     inputs, outputs = case["inputs"], case["outputs"]
     tokens = inputs["input_tokens"]
     features = as_vllm_objects(inputs["mm_features"])
@@ -73,7 +66,7 @@ def test_mm_features(case):
 
 @pytest.mark.parametrize("case", [c for _, c in EVS_CASES], ids=[i for i, _ in EVS_CASES])
 def test_evs(case):
-    model = model_for(case)
+    model = golden.model_for(case)
     inputs, outputs = case["inputs"], case["outputs"]
     plan = model.plan_vllm(inputs["input_tokens"], as_vllm_objects(inputs["mm_features"]),
                            keep_masks=inputs["keep_masks"], embed_dtype=inputs["embed_dtype"],
@@ -91,7 +84,7 @@ def test_evs(case):
 
 def test_plain_dicts_and_grid_form_still_work():
     _, case = FEATURE_CASES[3]
-    model = model_for(case)
+    model = golden.model_for(case)
     tokens = case["inputs"]["input_tokens"]
     from_dicts, _ = model.get_mrope_input_positions(tokens, case["inputs"]["mm_features"])
     np.testing.assert_array_equal(from_dicts, np.array(case["outputs"]["positions"]))
@@ -102,7 +95,7 @@ def test_plain_dicts_and_grid_form_still_work():
 
 def test_bad_features_raise_value_error():
     _, case = FEATURE_CASES[3]
-    model = model_for(case)
+    model = golden.model_for(case)
     feature = dict(case["inputs"]["mm_features"][0])
     with pytest.raises(ValueError, match="expected modality, mm_position and data"):
         model.get_mrope_input_positions(case["inputs"]["input_tokens"], [{"modality": "image"}])

@@ -1,5 +1,5 @@
 // The model of a golden case (mrope/service/case_model.h): the preset of its `model` key with
-// the flat `config` values, the family's token keys included; errors name the key.
+// the flat `config` values as overrides, the provenance keys skipped; errors name the key.
 
 #include "mrope/service/case_model.h"
 
@@ -13,6 +13,7 @@
 namespace mrope {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 google::protobuf::Value Json(const std::string& text) {
@@ -21,44 +22,50 @@ google::protobuf::Value Json(const std::string& text) {
   return value.ok() ? *value : google::protobuf::Value();
 }
 
+std::string CaseError(const std::string& doc) {
+  auto spec = ModelSpecFromCase(Json(doc));
+  EXPECT_FALSE(spec.ok()) << doc;
+  return std::string(spec.status().message());
+}
+
 TEST(CaseModelTest, PresetWithTheCaseConfig) {
   auto spec = ModelSpecFromCase(Json(R"({"model": "glm4v_moe", "config": {
       "image_token_id": 7, "image_start_token_id": 8, "spatial_merge_size": 4,
-      "vision_start_token_id": 9, "rope_theta": 10000.0}})"));
+      "rope_theta": 20000.0, "checkpoint": "zai-org/GLM-4.5V", "patch_size": 14,
+      "pad_token_id": 151329}})"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name, "glm4v_moe");
   EXPECT_EQ(FamilyOf(spec->positions).family, ModelFamily::kGlm4vMoe);
   EXPECT_EQ(spec->positions.tokens.image, 7);
-  EXPECT_EQ(spec->positions.tokens.vision_start, 8);  // GLM's image_start; vision_start unread
+  EXPECT_EQ(spec->positions.tokens.vision_start, 8);  // GLM's image_start
   EXPECT_EQ(spec->positions.tokens.video, 151364);    // the preset's
   EXPECT_EQ(spec->positions.spatial_merge_size, 4);
-  EXPECT_TRUE(spec->rope.has_value());
+  ASSERT_TRUE(spec->rope.has_value());
+  EXPECT_EQ(spec->rope->scaling.theta, 20000.0);
+}
 
-  auto hf = ModelConfigFromFlatJson(
-      "qwen2_5_vl", Json(R"({"video_time_rounding": "truncate_interval_first"})"));
-  ASSERT_TRUE(hf.ok()) << hf.status();
-  EXPECT_EQ(hf->video_time_rounding, VideoTimeRounding::kTruncateIntervalFirst);
+TEST(CaseModelTest, VllmRequestCasesUseTheFamilysVllmPreset) {
+  auto model = CaseModelOf(Json(R"({"model": "qwen3_vl_vllm_evs", "convention": "vllm_evs",
+      "config": {"checkpoint": "Qwen/Qwen3-VL-8B-Instruct", "temporal_patch_size": 2,
+                 "image_token_id": 151655}})"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->preset, "qwen3_vl_vllm");
+  ASSERT_EQ(model->overrides.struct_value().fields().size(), 1);
+  EXPECT_EQ(model->overrides.struct_value().fields().at("image_token_id").number_value(), 151655);
 }
 
 TEST(CaseModelTest, ErrorsNameTheKey) {
-  EXPECT_THAT(std::string(ModelSpecFromCase(Json(R"({"config": {}})")).status().message()),
-              HasSubstr("model"));
-  EXPECT_THAT(std::string(ModelSpecFromCase(Json(R"({"model": "llava"})")).status().message()),
-              HasSubstr("unknown preset 'llava'"));
-  EXPECT_THAT(std::string(ModelConfigFromFlatJson("qwen2_vl", Json(R"({"spatial_merge_size": 0})"))
-                              .status()
-                              .message()),
+  EXPECT_THAT(CaseError(R"({"config": {}})"), HasSubstr("model"));
+  EXPECT_THAT(CaseError(R"({"model": "llava"})"), HasSubstr("unknown preset 'llava'"));
+  EXPECT_THAT(CaseError(R"({"model": "qwen2_vl", "config": {"spatial_merge_size": 0}})"),
               HasSubstr("config.spatial_merge_size must be in [1, 64], got 0"));
-  EXPECT_THAT(std::string(ModelConfigFromFlatJson("glm4v", Json(R"({"video_end_token_id": "x"})"))
-                              .status()
-                              .message()),
+  EXPECT_THAT(CaseError(R"({"model": "glm4v", "config": {"video_end_token_id": "x"}})"),
               HasSubstr("config.video_end_token_id"));
-  EXPECT_THAT(std::string(ModelConfigFromFlatJson(
-                              "qwen2_5_vl", Json(R"({"video_time_rounding": "round"})"))
-                              .status()
-                              .message()),
-              HasSubstr("config.video_time_rounding must be scale_then_truncate or "
-                        "truncate_interval_first, got 'round'"));
+  // Only the provenance keys are skipped: another unknown key is refused.
+  EXPECT_THAT(CaseError(R"({"model": "qwen2_vl", "config": {"bogus_key": 1}})"),
+              AllOf(HasSubstr("config: unknown key 'bogus_key'"), HasSubstr("rope_theta")));
+  EXPECT_THAT(CaseError(R"({"model": "qwen2_vl", "config": [1]})"),
+              HasSubstr("config: expected an object"));
 }
 
 }  // namespace

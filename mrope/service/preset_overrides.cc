@@ -1,0 +1,168 @@
+#include "mrope/service/preset_overrides.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mrope/common/json.h"
+#include "mrope/common/status_macros.h"
+#include "mrope/model/model_family.h"
+
+namespace mrope {
+namespace {
+
+using ::google::protobuf::Value;
+
+// Reads an override's value (at `path`, for messages) into the position parameters.
+using PositionSetter =
+    std::function<absl::Status(const Value& value, const std::string& path, ModelConfig& config)>;
+
+struct OverrideKey {
+  std::string name;
+  PositionSetter set_position;  // null for a rope key: it goes to the config.json rope reader
+};
+
+// A merge size, in [1, 64] before it is narrowed to int32.
+PositionSetter MergeSize(int32_t ModelConfig::*field) {
+  return [field](const Value& value, const std::string& path, ModelConfig& config) {
+    MROPE_ASSIGN_OR_RETURN(const int64_t merge, AsInt64(value, path));
+    if (merge < 1 || merge > 64) {
+      return absl::InvalidArgumentError(absl::StrCat(path, " must be in [1, 64], got ", merge));
+    }
+    config.*field = static_cast<int32_t>(merge);
+    return absl::OkStatus();
+  };
+}
+
+// A time scale (ValidateModelConfig checks its range).
+PositionSetter TimeScale(double ModelConfig::*field) {
+  return [field](const Value& value, const std::string& path, ModelConfig& config) {
+    MROPE_ASSIGN_OR_RETURN(config.*field, AsDouble(value, path));
+    return absl::OkStatus();
+  };
+}
+
+absl::Status SetVideoTimeRounding(const Value& value, const std::string& path,
+                                  ModelConfig& config) {
+  MROPE_ASSIGN_OR_RETURN(const std::string rounding, AsString(value, path));
+  if (rounding == "scale_then_truncate") {
+    config.video_time_rounding = VideoTimeRounding::kScaleThenTruncate;
+  } else if (rounding == "truncate_interval_first") {
+    config.video_time_rounding = VideoTimeRounding::kTruncateIntervalFirst;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " must be scale_then_truncate or truncate_interval_first, got '", rounding, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// Every key `preset` takes (the header's list): the position values its family's config.json
+// gives (ModelSpecFromHfConfig reads the same ones), then the text config's rope keys.
+std::vector<OverrideKey> OverrideKeys(const ModelConfig& preset) {
+  std::vector<OverrideKey> keys;
+  for (const TokenKey& key : preset.rules->token_keys) {
+    keys.push_back({absl::StrCat(key.hf_name, "_token_id"),
+                    [field = key.field](const Value& value, const std::string& path,
+                                        ModelConfig& config) {
+                      MROPE_ASSIGN_OR_RETURN(config.tokens.*field, AsInt64(value, path));
+                      return absl::OkStatus();
+                    }});
+  }
+  keys.push_back({"spatial_merge_size", MergeSize(&ModelConfig::spatial_merge_size)});
+  if (FamilyOf(preset).preset.temporal_merge_size > 1) {
+    keys.push_back({"temporal_merge_size", MergeSize(&ModelConfig::temporal_merge_size)});
+  }
+  const PositionPolicy policy = PolicyFor(preset);
+  if (UsesTokensPerSecond(policy)) {
+    keys.push_back({"tokens_per_second", TimeScale(&ModelConfig::tokens_per_second)});
+    keys.push_back({"video_time_rounding", SetVideoTimeRounding});
+  }
+  if (UsesPositionIdPerSeconds(policy)) {
+    keys.push_back({"position_id_per_seconds", TimeScale(&ModelConfig::position_id_per_seconds)});
+    keys.push_back({"seconds_per_chunk", TimeScale(&ModelConfig::seconds_per_chunk)});
+  }
+  for (const char* rope_key :
+       {"rope_theta", "head_dim", "hidden_size", "num_attention_heads", "partial_rotary_factor",
+        "max_position_embeddings", "original_max_position_embeddings", "mrope_section",
+        "mrope_interleaved", "rope_scaling"}) {
+    keys.push_back({rope_key, nullptr});
+  }
+  return keys;
+}
+
+absl::Status Prefixed(const absl::Status& status, absl::string_view what) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
+                                                       const Value& overrides,
+                                                       absl::string_view what) {
+  MROPE_ASSIGN_OR_RETURN(ModelSpec spec, PresetModelSpec(preset));
+  if (overrides.kind_case() != Value::kStructValue) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected a JSON object of the preset's keys"));
+  }
+  const std::vector<OverrideKey> keys = OverrideKeys(spec.positions);
+  const auto& fields = overrides.struct_value().fields();
+  std::vector<std::string> names;
+  for (const auto& field : fields) names.push_back(field.first);
+  std::sort(names.begin(), names.end());  // the first bad key, whatever the map's order
+
+  Value rope = PresetRopeObject(spec.positions);
+  auto& rope_fields = *rope.mutable_struct_value()->mutable_fields();
+  bool rope_overridden = false;
+  for (const std::string& name : names) {
+    const Value& value = fields.at(name);
+    const std::string path = absl::StrCat(what, ".", name);
+    const auto key = std::find_if(keys.begin(), keys.end(),
+                                  [&](const OverrideKey& k) { return k.name == name; });
+    if (key == keys.end()) {
+      std::vector<absl::string_view> known;
+      for (const OverrideKey& k : keys) known.push_back(k.name);
+      return absl::InvalidArgumentError(absl::StrCat(what, ": unknown key '", name, "' for preset ",
+                                                     preset, "; its keys are ",
+                                                     absl::StrJoin(known, ", ")));
+    }
+    if (value.kind_case() == Value::kNullValue) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": expected a value, got null"));
+    }
+    if (key->set_position) {
+      MROPE_RETURN_IF_ERROR(key->set_position(value, path, spec.positions));
+    } else {
+      rope_fields[name] = value;
+      rope_overridden = true;
+    }
+  }
+  MROPE_RETURN_IF_ERROR(Prefixed(ValidateModelConfig(spec.positions), what));
+  if (!rope_overridden) return spec;
+  // As in config.json, head_dim comes first: derive it when only its inputs are given.
+  if (fields.count("head_dim") == 0 &&
+      (fields.count("hidden_size") > 0 || fields.count("num_attention_heads") > 0)) {
+    rope_fields.erase("head_dim");
+  }
+  MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions, rope, what));
+  if (const Value* interleaved = FindField(overrides, "mrope_interleaved");
+      interleaved != nullptr && interleaved->bool_value() != spec.rope->mrope_interleaved) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ".mrope_interleaved: ", FamilyOf(spec.positions).name,
+        "'s rotary code decides the interleaving (", spec.rope->mrope_interleaved ? "true" : "false",
+        "), got ", interleaved->bool_value() ? "true" : "false"));
+  }
+  return spec;
+}
+
+absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
+                                                       absl::string_view overrides_json) {
+  MROPE_ASSIGN_OR_RETURN(const Value overrides, ParseJson(overrides_json));
+  return PresetModelSpecWithOverrides(preset, overrides);
+}
+
+}  // namespace mrope

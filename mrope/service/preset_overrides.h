@@ -1,0 +1,42 @@
+#ifndef MROPE_SERVICE_PRESET_OVERRIDES_H_
+#define MROPE_SERVICE_PRESET_OVERRIDES_H_
+
+// A preset with some of its values replaced: what Python's Model.from_config(preset, overrides)
+// and the C ABI's mrope_model_with_overrides build. The keys are the golden files' flat `config`
+// names, the ones the preset's config.json would give:
+//   position keys  the family's token ids (`<name>_token_id`, e.g. image_token_id),
+//                  spatial_merge_size; temporal_merge_size (ERNIE); tokens_per_second and
+//                  video_time_rounding ("scale_then_truncate" | "truncate_interval_first") where
+//                  the family reads tokens_per_second (Qwen2.5-VL); position_id_per_seconds and
+//                  seconds_per_chunk where it reads those (Omni)
+//   rope keys      rope_theta, head_dim, hidden_size, num_attention_heads,
+//                  partial_rotary_factor, max_position_embeddings,
+//                  original_max_position_embeddings, mrope_section, mrope_interleaved, and
+//                  rope_scaling (an object as in config.json: rope_type, factor, ...)
+// The rope keys replace the preset's in the flat config object of its rotary values
+// (PresetRopeObject, mrope/service/model_spec.h), which is then read as a config.json's
+// (RopeFromConfigObject): the same defaults, precedence and checks, e.g. head_dim comes before
+// hidden_size / num_attention_heads, and max_position_embeddings only matters to the scaled rope
+// types. An mrope_interleaved the family's rotary code overrules (the 5.x families) is refused.
+// Every other key, a document that is not an object, a null, a wrong type or an invalid value
+// is InvalidArgument naming the key (unknown keys: listing the preset's keys).
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/struct.pb.h"
+#include "mrope/service/model_spec.h"
+
+namespace mrope {
+
+// `overrides`: a JSON object; `what` names it in messages ("overrides.spatial_merge_size ...").
+absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
+                                                       const google::protobuf::Value& overrides,
+                                                       absl::string_view what = "overrides");
+
+// The same with the overrides as JSON text.
+absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
+                                                       absl::string_view overrides_json);
+
+}  // namespace mrope
+
+#endif  // MROPE_SERVICE_PRESET_OVERRIDES_H_
