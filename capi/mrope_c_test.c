@@ -661,6 +661,8 @@ static void TestOverrides(void) {
       {"{\"rope_theta\": null}", "rope_theta: expected a value, got null"},
       {"{\"mrope_section\": [16, 24, 25]}", "sums to 65"},
       {"{\"spatial_merge_size\": \"x\"}", "spatial_merge_size"},
+      {"{\"max_position_embeddings\": 128000}",
+       "max_position_embeddings: has no effect on qwen2_5_vl"},
   };
   for (size_t i = 0; i < sizeof(kRefused) / sizeof(kRefused[0]); ++i) {
     mrope_model* model = (mrope_model*)1;

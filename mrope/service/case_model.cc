@@ -17,11 +17,16 @@ using ::google::protobuf::Value;
 
 // The `config` keys of tests/golden that describe where a case came from, not the model mrope
 // builds: the checkpoint, the processor's patch_size / temporal_patch_size and its default
-// position_id_per_seconds (Qwen3-Omni), the id HF writes into padding slots (pad_token_id) and
-// the dtype of HF's positions (position_dtype, Qwen3-Omni: the family decides it).
+// position_id_per_seconds (Qwen3-Omni), the id HF writes into padding slots (pad_token_id), the
+// dtype of HF's positions (position_dtype, Qwen3-Omni: the family decides it), and the
+// checkpoint's text config values that the cases' rope does not read (PresetModelSpecWithOverrides
+// refuses such overrides): hidden_size and num_attention_heads beside head_dim, and
+// max_position_embeddings under the default rope type. A case whose rope did read one would fail
+// to load (the rope types that read it require it), not load as another model.
 constexpr absl::string_view kProvenanceKeys[] = {
-    "checkpoint",    "patch_size",     "temporal_patch_size", "processor_position_id_per_seconds",
-    "pad_token_id", "position_dtype",
+    "checkpoint",     "patch_size",  "temporal_patch_size", "processor_position_id_per_seconds",
+    "pad_token_id",   "position_dtype", "hidden_size",      "num_attention_heads",
+    "max_position_embeddings",
 };
 
 }  // namespace

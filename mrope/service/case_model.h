@@ -21,7 +21,8 @@ struct CaseModel {
   std::string preset;
   // The case's `config` without the keys that record the case's provenance rather than a value
   // of the model (the checkpoint, the processor's patch sizes and defaults, the padding id, the
-  // reference's position dtype); any other key is an override.
+  // reference's position dtype, the checkpoint's text config values its rope does not read:
+  // tests/golden/README.md lists them); any other key is an override.
   google::protobuf::Value overrides;
 };
 

@@ -3,20 +3,25 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/model/model_family.h"
+#include "mrope/rotary/rope_params.h"
+#include "mrope/rotary/rotary_spec.h"
 
 namespace mrope {
 namespace {
 
 using ::google::protobuf::Value;
+using ::google::protobuf::util::MessageDifferencer;
 
 // Reads an override's value (at `path`, for messages) into the position parameters.
 using PositionSetter =
@@ -100,6 +105,68 @@ absl::Status Prefixed(const absl::Status& status, absl::string_view what) {
   return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
+std::string KeyList(const std::vector<OverrideKey>& keys) {
+  std::vector<absl::string_view> names;
+  for (const OverrideKey& key : keys) names.push_back(key.name);
+  return absl::StrJoin(names, ", ");
+}
+
+// The sequence lengths where `a` or `b` may change: 1, and either side of each one's reference
+// length (dynamic NTK scales past it; LongRoPE switches factors there).
+std::vector<int64_t> ProbeLengths(const RopeParameters& a, const RopeParameters& b) {
+  std::vector<int64_t> lengths = {1};
+  for (const int64_t length : {a.scaling.original_max_position_embeddings,
+                               b.scaling.original_max_position_embeddings}) {
+    if (length > 0) lengths.insert(lengths.end(), {length, length + 1});
+  }
+  return lengths;
+}
+
+// Whether `a` and `b` rotate every q/k alike: the same RotarySpec (dims, axis map, inv_freq bit
+// for bit, attention scaling) at every length where either may change.
+absl::StatusOr<bool> SameRotary(const RopeParameters& a, const RopeParameters& b,
+                                RotaryLayout layout) {
+  for (const int64_t length : ProbeLengths(a, b)) {
+    MROPE_ASSIGN_OR_RETURN(const RotarySpec x, BuildRotarySpec(a, layout, length));
+    MROPE_ASSIGN_OR_RETURN(const RotarySpec y, BuildRotarySpec(b, layout, length));
+    if (x.head_dim != y.head_dim || x.rotary_dim != y.rotary_dim ||
+        x.attention_scaling != y.attention_scaling || x.inv_freq != y.inv_freq ||
+        x.axis_map.num_pairs != y.axis_map.num_pairs ||
+        !std::equal(x.axis_map.axis, x.axis_map.axis + x.axis_map.num_pairs, y.axis_map.axis)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The first of the rope overrides `names` whose value differs from the preset's (or that the
+// preset lacks) but without which (back at the preset's value) `rope` builds the same rotary
+// embedding as `spec`'s; nullopt when every one takes effect. A rope the reader refuses without
+// the key means the key is needed.
+absl::StatusOr<std::optional<std::string>> IneffectiveRopeKey(
+    const ModelSpec& spec, const Value& preset_rope, const Value& rope,
+    const std::vector<std::string>& names, absl::string_view what) {
+  const auto& preset_fields = preset_rope.struct_value().fields();
+  for (const std::string& name : names) {
+    const auto preset_value = preset_fields.find(name);
+    const bool in_preset = preset_value != preset_fields.end();
+    Value without = rope;
+    auto& fields = *without.mutable_struct_value()->mutable_fields();
+    if (in_preset && MessageDifferencer::Equals(fields.at(name), preset_value->second)) continue;
+    if (in_preset) {
+      fields[name] = preset_value->second;
+    } else {
+      fields.erase(name);
+    }
+    const absl::StatusOr<RopeParameters> other =
+        RopeFromConfigObject(spec.positions, without, what);
+    if (!other.ok()) continue;
+    MROPE_ASSIGN_OR_RETURN(const bool same, SameRotary(*spec.rope, *other, RotaryLayoutOf(spec)));
+    if (same) return name;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
@@ -116,20 +183,18 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
   for (const auto& field : fields) names.push_back(field.first);
   std::sort(names.begin(), names.end());  // the first bad key, whatever the map's order
 
-  Value rope = PresetRopeObject(spec.positions);
+  const Value preset_rope = PresetRopeObject(spec.positions);
+  Value rope = preset_rope;
   auto& rope_fields = *rope.mutable_struct_value()->mutable_fields();
-  bool rope_overridden = false;
+  std::vector<std::string> rope_names;
   for (const std::string& name : names) {
     const Value& value = fields.at(name);
     const std::string path = absl::StrCat(what, ".", name);
     const auto key = std::find_if(keys.begin(), keys.end(),
                                   [&](const OverrideKey& k) { return k.name == name; });
     if (key == keys.end()) {
-      std::vector<absl::string_view> known;
-      for (const OverrideKey& k : keys) known.push_back(k.name);
       return absl::InvalidArgumentError(absl::StrCat(what, ": unknown key '", name, "' for preset ",
-                                                     preset, "; its keys are ",
-                                                     absl::StrJoin(known, ", ")));
+                                                     preset, "; its keys are ", KeyList(keys)));
     }
     if (value.kind_case() == Value::kNullValue) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": expected a value, got null"));
@@ -138,11 +203,11 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
       MROPE_RETURN_IF_ERROR(key->set_position(value, path, spec.positions));
     } else {
       rope_fields[name] = value;
-      rope_overridden = true;
+      rope_names.push_back(name);
     }
   }
   MROPE_RETURN_IF_ERROR(Prefixed(ValidateModelConfig(spec.positions), what));
-  if (!rope_overridden) return spec;
+  if (rope_names.empty()) return spec;
   // As in config.json, head_dim comes first: derive it when only its inputs are given.
   if (fields.count("head_dim") == 0 &&
       (fields.count("hidden_size") > 0 || fields.count("num_attention_heads") > 0)) {
@@ -155,6 +220,19 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
         what, ".mrope_interleaved: ", FamilyOf(spec.positions).name,
         "'s rotary code decides the interleaving (", spec.rope->mrope_interleaved ? "true" : "false",
         "), got ", interleaved->bool_value() ? "true" : "false"));
+  }
+  MROPE_ASSIGN_OR_RETURN(const std::optional<std::string> ineffective,
+                         IneffectiveRopeKey(spec, preset_rope, rope, rope_names, what));
+  if (ineffective.has_value()) {
+    const bool head_dim_first =
+        (*ineffective == "hidden_size" || *ineffective == "num_attention_heads") &&
+        rope_fields.count("head_dim") > 0;
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ".", *ineffective, ": has no effect on ", preset, " (",
+        head_dim_first ? "head_dim is given and comes first"
+                       : absl::StrCat("rope_type '", RopeTypeName(spec.rope->scaling.type),
+                                      "' builds the same rotary embedding without it"),
+        "); its keys are ", KeyList(keys)));
   }
   return spec;
 }

@@ -18,8 +18,18 @@
 // (RopeFromConfigObject): the same defaults, precedence and checks, e.g. head_dim comes before
 // hidden_size / num_attention_heads, and max_position_embeddings only matters to the scaled rope
 // types. An mrope_interleaved the family's rotary code overrules (the 5.x families) is refused.
+//
+// Every override takes effect or is refused. A value equal to the preset's is a no-op and is
+// accepted. A position key sets one value its family reads (a family is offered only those), so
+// a different value is a different model. A rope key whose value differs from the preset's (or
+// that the preset lacks) is refused when the model built with that key back at the preset's value
+// (or without it) rotates alike: the same RotarySpec (dims, axis map, inv_freq bit for bit,
+// attention scaling) at sequence length 1 and either side of each reference length, e.g.
+// max_position_embeddings under the default rope type, hidden_size beside head_dim, a top-level
+// original_max_position_embeddings under yarn. This test per key, rather than a rule per key,
+// keeps the reader's precedence in one place (rope_config.h) and costs a few RotarySpecs.
 // Every other key, a document that is not an object, a null, a wrong type or an invalid value
-// is InvalidArgument naming the key (unknown keys: listing the preset's keys).
+// is InvalidArgument naming the key (unknown and ineffective keys: listing the preset's keys).
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"

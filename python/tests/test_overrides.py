@@ -1,5 +1,6 @@
 """Model.from_config(preset, overrides): every override takes effect (a rope override gives the
-cos/sin of a config.json saying the same) or raises ValueError naming the key."""
+cos/sin of a config.json saying the same) or raises ValueError naming the key (unknown, invalid,
+or without effect on the resulting model)."""
 import json
 
 import numpy as np
@@ -38,11 +39,9 @@ def mrope_scaling(sections, **rest):
           **mrope_scaling([8, 12, 12]))),
     ({"head_dim": 64, "mrope_section": [8, 12, 12]},
      dict({"rope_theta": 1e6, "head_dim": 64}, **mrope_scaling([8, 12, 12]))),
-    ({"max_position_embeddings": 128000,
-      "rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 32768}},
-     {"rope_theta": 1e6, "head_dim": 128, "max_position_embeddings": 128000,
-      "rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 32768,
-                       "mrope_section": [16, 24, 24]}}),
+    ({"max_position_embeddings": 32768, "rope_scaling": {"rope_type": "yarn", "factor": 4}},
+     {"rope_theta": 1e6, "head_dim": 128, "max_position_embeddings": 32768,
+      "rope_scaling": {"rope_type": "yarn", "factor": 4, "mrope_section": [16, 24, 24]}}),
 ], ids=["rope_theta", "mrope_section", "partial_rotary_factor", "head_dim", "rope_scaling"])
 def test_rope_override_gives_the_cos_sin_of_the_same_config_json(tmp_path, overrides, rope):
     path = tmp_path / "config.json"
@@ -68,6 +67,10 @@ def test_rope_override_gives_the_cos_sin_of_the_same_config_json(tmp_path, overr
     ({"spatial_merge_size": 2.5}, "overrides.spatial_merge_size"),
     ({"mrope_section": [16, 24, 25]}, "mrope_section [16, 24, 25] sums to 65"),
     ({"rope_scaling": {"rope_type": "linear"}}, "rope_scaling.factor is required"),
+    # Read by the scaled rope types only: the preset's default one would ignore it.
+    ({"max_position_embeddings": 128000},
+     "overrides.max_position_embeddings: has no effect on qwen2_5_vl"),
+    ({"max_position_embeddings": 128000}, "its keys are image_token_id, video_token_id"),
 ])
 def test_bad_overrides_raise_value_error_naming_the_key(overrides, message):
     with pytest.raises(ValueError) as error:

@@ -32,7 +32,8 @@ TEST(CaseModelTest, PresetWithTheCaseConfig) {
   auto spec = ModelSpecFromCase(Json(R"({"model": "glm4v_moe", "config": {
       "image_token_id": 7, "image_start_token_id": 8, "spatial_merge_size": 4,
       "rope_theta": 20000.0, "checkpoint": "zai-org/GLM-4.5V", "patch_size": 14,
-      "pad_token_id": 151329}})"));
+      "pad_token_id": 151329, "head_dim": 128, "hidden_size": 4096, "num_attention_heads": 96,
+      "max_position_embeddings": 65536}})"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name, "glm4v_moe");
   EXPECT_EQ(FamilyOf(spec->positions).family, ModelFamily::kGlm4vMoe);

@@ -123,14 +123,21 @@ INSTANTIATE_TEST_SUITE_P(
                          Qwen25VlConfig(R"("rope_theta": 1000000, "hidden_size": 2048,
                              "num_attention_heads": 32,
                              "rope_scaling": {"type": "mrope", "mrope_section": [8, 12, 12]})")},
+        // Without its own original length, yarn's is max_position_embeddings.
         RopeOverrideCase{"qwen2_5_vl",
-                         R"({"max_position_embeddings": 128000, "rope_scaling": {
-                             "rope_type": "yarn", "factor": 4,
-                             "original_max_position_embeddings": 32768}})",
+                         R"({"max_position_embeddings": 32768, "rope_scaling": {
+                             "rope_type": "yarn", "factor": 4}})",
                          Qwen25VlConfig(R"("rope_theta": 1000000, "head_dim": 128,
-                             "max_position_embeddings": 128000,
+                             "max_position_embeddings": 32768,
                              "rope_scaling": {"rope_type": "yarn", "factor": 4,
-                                              "original_max_position_embeddings": 32768,
+                                              "mrope_section": [16, 24, 24]})")},
+        // Dynamic NTK scales past max_position_embeddings: the prompt's 13 positions pass 8.
+        RopeOverrideCase{"qwen2_5_vl",
+                         R"({"max_position_embeddings": 8, "rope_scaling": {
+                             "rope_type": "dynamic", "factor": 2}})",
+                         Qwen25VlConfig(R"("rope_theta": 1000000, "head_dim": 128,
+                             "max_position_embeddings": 8,
+                             "rope_scaling": {"rope_type": "dynamic", "factor": 2,
                                               "mrope_section": [16, 24, 24]})")},
         // GLM-4.1V keeps its rope in text_config; a full rotary needs sections of 64 pairs.
         RopeOverrideCase{"glm4v",
@@ -159,6 +166,40 @@ TEST(PresetOverridesTest, UnknownKeysAreRefusedListingTheKeys) {
   // A golden case's provenance is not an override.
   EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"checkpoint": "Qwen/Qwen2.5-VL-7B-Instruct"})"),
               HasSubstr("'checkpoint'"));
+}
+
+// A key that the resulting config does not read, or whose value the built rotary embedding does
+// not depend on there, is refused: it would look applied and change nothing.
+TEST(PresetOverridesTest, IneffectiveKeysAreRefusedListingTheKeys) {
+  // The default rope type reads no max_position_embeddings.
+  EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"max_position_embeddings": 128000})"),
+              AllOf(HasSubstr("overrides.max_position_embeddings: has no effect on qwen2_5_vl ("),
+                    HasSubstr("rope_type 'default'"),
+                    HasSubstr("; its keys are image_token_id, video_token_id"),
+                    HasSubstr("rope_scaling")));
+  // head_dim comes before hidden_size / num_attention_heads.
+  EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"head_dim": 64, "hidden_size": 2048,
+                                              "mrope_section": [8, 12, 12]})"),
+              AllOf(HasSubstr("overrides.hidden_size: has no effect on qwen2_5_vl (head_dim"),
+                    HasSubstr("its keys are")));
+  EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"num_attention_heads": 16, "head_dim": 128})"),
+              HasSubstr("overrides.num_attention_heads: has no effect"));
+  // yarn takes its original length from rope_scaling; the top-level one is LongRoPE's.
+  EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"max_position_embeddings": 128000,
+                                              "rope_scaling": {"rope_type": "yarn", "factor": 4,
+                                                  "original_max_position_embeddings": 32768}})"),
+              HasSubstr("overrides.max_position_embeddings: has no effect"));
+  EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"original_max_position_embeddings": 32768,
+                                              "max_position_embeddings": 128000,
+                                              "rope_scaling": {"rope_type": "yarn",
+                                                               "factor": 4}})"),
+              HasSubstr("overrides.original_max_position_embeddings: has no effect"));
+  // A rope_scaling that restates the default, or a section the rope object's one hides.
+  EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"rope_scaling": {"rope_type": "default"}})"),
+              HasSubstr("overrides.rope_scaling: has no effect"));
+  EXPECT_THAT(OverrideError("qwen2_5_vl", R"({"mrope_section": [8, 28, 28], "rope_scaling": {
+                                              "mrope_section": [16, 24, 24]}})"),
+              HasSubstr("overrides.mrope_section: has no effect"));
 }
 
 TEST(PresetOverridesTest, BadDocumentsAndValuesAreRefusedNamingTheKey) {
@@ -200,10 +241,23 @@ TEST(PresetOverridesTest, PositionKeysTakeEffect) {
   EXPECT_EQ(spec->positions.video_time_rounding, VideoTimeRounding::kTruncateIntervalFirst);
   EXPECT_EQ(spec->positions.spatial_merge_size, 4);
   EXPECT_EQ(spec->positions.tokens.image, 7);
-  // The preset's own values are accepted again.
+  // The preset's own values are accepted again: a no-op misleads nobody.
   auto same = PresetModelSpecWithOverrides("qwen3_5", R"({"mrope_interleaved": true})");
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_TRUE(same->rope->mrope_interleaved);
+  auto same_rope = PresetModelSpecWithOverrides(
+      "qwen2_5_vl", R"({"rope_theta": 1000000, "head_dim": 128, "mrope_section": [16, 24, 24],
+                        "spatial_merge_size": 2})");
+  ASSERT_TRUE(same_rope.ok()) << same_rope.status();
+}
+
+TEST(PresetOverridesTest, MaxPositionEmbeddingsIsDynamicNtksReferenceLength) {
+  auto spec = PresetModelSpecWithOverrides(
+      "qwen2_5_vl", R"({"max_position_embeddings": 4096,
+                        "rope_scaling": {"rope_type": "dynamic", "factor": 2}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->scaling.type, RopeType::kDynamic);
+  EXPECT_EQ(spec->rope->scaling.original_max_position_embeddings, 4096);
 }
 
 }  // namespace
