@@ -88,7 +88,10 @@ def cpp_seconds(perf_dir, prompt):
 def large_prompt_call(mrope, case):
     """A zero-argument get_rope_index call on the case's inputs, as numpy arrays."""
     import numpy as np  # pylint: disable=import-outside-toplevel
-    model = mrope.Model.from_config(case["model"], overrides=case["config"])
+    # The case's model less its provenance keys (C++ CaseModelOf, mrope/service/case_model.h).
+    case_model = mrope._mrope.Model.case_model  # pylint: disable=protected-access
+    preset, overrides = case_model(json.dumps(case))
+    model = mrope.Model.from_config(preset, overrides=json.loads(overrides))
     inputs = {k: v for k, v in case["inputs"].items() if v is not None}
     ids = np.array(inputs.pop("input_ids"), dtype=np.int64)
     arrays = {}

@@ -54,7 +54,9 @@ class Model:
                 ``original_max_position_embeddings``, ``mrope_section``,
                 ``mrope_interleaved``, ``rope_scaling`` (an object as in config.json), read as
                 a config.json's are (mrope/service/preset_overrides.h). Unknown keys, wrong
-                types and invalid values raise ValueError naming the key.
+                types, invalid values and keys without effect on the resulting model (e.g.
+                ``max_position_embeddings`` under the default rope type) raise ValueError
+                naming the key; a value equal to the preset's is accepted.
 
         Note: an HF config.json of Qwen2.5-VL gives the production runtimes' video time
         rounding (scale then truncate); HF transformers v4 itself truncates the interval first

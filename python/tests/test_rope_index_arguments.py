@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mrope
-from golden import GOLDEN_DIR, rope_index_positions
+from golden import GOLDEN_DIR, model_for, rope_index_positions
 
 GRIDS = ("image_grid_thw", "video_grid_thw")
 GRIDS_MASK = GRIDS + ("attention_mask",)
@@ -56,7 +56,7 @@ def golden(model, case):
 def test_ernie_takes_attention_mask_then_mm_token_type_ids():
     case = golden("ernie4_5_vl_moe", "case_019.json")  # image, video, left padding
     inputs = case["inputs"]
-    model = mrope.Model.from_config("ernie4_5_vl_moe", overrides=case["config"])
+    model = model_for(case)
     positions, _ = model.get_rope_index(inputs["input_ids"], inputs["image_grid_thw"],
                                         inputs["video_grid_thw"], inputs["attention_mask"],
                                         inputs["mm_token_type_ids"])
@@ -66,7 +66,7 @@ def test_ernie_takes_attention_mask_then_mm_token_type_ids():
 def test_glm_image_takes_images_per_sample_second():
     case = golden("glm_image", "case_009.json")
     inputs = case["inputs"]
-    model = mrope.Model.from_config("glm_image", overrides=case["config"])
+    model = model_for(case)
     positions, _ = model.get_rope_index(inputs["input_ids"], inputs["image_grid_thw"],
                                         inputs["images_per_sample"], inputs["attention_mask"])
     np.testing.assert_array_equal(positions, rope_index_positions(case))

@@ -121,8 +121,9 @@ MROPE_C_API int mrope_model_from_config_text(const char* path, const char* text,
 /* A preset with some values replaced: `overrides_json` is a JSON object of the golden files'
  * flat config keys (e.g. {"spatial_merge_size": 2, "rope_theta": 10000}; C++:
  * PresetModelSpecWithOverrides, mrope/service/preset_overrides.h, lists them). An unknown key,
- * a document that is not an object, a wrong type or an invalid value is MROPE_INVALID_ARGUMENT
- * naming the key (an unknown one: listing the preset's keys). */
+ * a key without effect on the resulting model, a document that is not an object, a wrong type
+ * or an invalid value is MROPE_INVALID_ARGUMENT naming the key (an unknown or ineffective one:
+ * listing the preset's keys). */
 MROPE_C_API int mrope_model_with_overrides(const char* preset, const char* overrides_json,
                                            mrope_model** model, char* message, size_t message_size);
 
