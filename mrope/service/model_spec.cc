@@ -33,7 +33,7 @@ RopeParameters PresetRope(const RopePreset& preset) {
   rope.scaling.rotary_dim = static_cast<int32_t>(preset.head_dim * preset.partial_rotary_factor);
   rope.scaling.theta = preset.theta;
   rope.mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
-  rope.mrope_interleaved = preset.interleaved;
+  rope.mrope_layout = preset.mrope_layout;
   return rope;
 }
 
@@ -253,7 +253,7 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
     if (rope->mrope_section.empty()) {
       rope->mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
     }
-    rope->mrope_interleaved = preset.interleaved;
+    rope->mrope_layout = preset.mrope_layout;
   }
   spec.rope = *std::move(rope);
   return spec;

@@ -58,7 +58,7 @@ void ExpectRope(const ModelSpec& spec, double theta, std::vector<int32_t> sectio
   EXPECT_EQ(spec.rope->scaling.type, RopeType::kDefault);
   EXPECT_EQ(spec.rope->scaling.theta, theta);
   EXPECT_EQ(spec.rope->mrope_section, sections);
-  EXPECT_EQ(spec.rope->mrope_interleaved, interleaved);
+  EXPECT_EQ(spec.rope->mrope_layout == MropeLayout::kInterleaved, interleaved);
 }
 
 TEST(HfConfigTest, Qwen2Vl) {
@@ -145,7 +145,7 @@ TEST(HfConfigTest, MatchesPresets) {
     EXPECT_EQ(a.seconds_per_chunk, b.seconds_per_chunk);
     ASSERT_TRUE(preset->rope.has_value());
     ExpectRope(*spec, preset->rope->scaling.theta, preset->rope->mrope_section,
-               preset->rope->mrope_interleaved);
+               preset->rope->mrope_layout == MropeLayout::kInterleaved);
   }
 }
 
