@@ -223,10 +223,12 @@ std::vector<ModelFamilyInfo> BuildTable() {
   for (const auto& [family, name, checkpoint, tokens, rope] :
        {std::make_tuple(ModelFamily::kGlm46v, "glm46v", "Glm46VConfig defaults",
                         GlmTokens(151343, 151344, 151339, 151340, 151361, 151362),
-                        RopePreset{128, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 0.5, RotaryLayout::kGptj}),
+                        RopePreset{128, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 0.5,
+                                   RotaryLayout::kGptj}),
         std::make_tuple(ModelFamily::kGlmOcr, "glm_ocr", "GlmOcrConfig defaults",
                         GlmTokens(59280, 59281, 59256, 59257, 59258, 59259),
-                        RopePreset{64, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 1.0, RotaryLayout::kGptj})}) {
+                        RopePreset{64, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 1.0,
+                                   RotaryLayout::kGptj})}) {
     ModelFamilyInfo r = Row(family, name, checkpoint, tokens);
     r.hf_model_types = {{name, ""}};
     r.rope = rope;
