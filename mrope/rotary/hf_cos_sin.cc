@@ -17,13 +17,13 @@
 namespace mrope {
 namespace {
 
-// Row `axis` of `positions` on all three axes: every pair then takes that axis's position.
-PositionsView OneAxis(const PositionsView& positions, int axis) {
-  PositionsView view = positions;
-  const int64_t element = positions.is_int64 ? sizeof(int64_t) : sizeof(int32_t);
-  view.data = static_cast<const char*>(positions.data) + axis * positions.axis_stride * element;
-  view.axis_stride = 0;
-  return view;
+// `spec` with every pair on `axis`.
+RotarySpec OnOneAxis(const RotarySpec& spec, int axis) {
+  RotarySpec on_axis = spec;
+  for (int j = 0; j < on_axis.axis_map.num_pairs; ++j) {
+    on_axis.axis_map.axis[j] = static_cast<uint8_t>(axis);
+  }
+  return on_axis;
 }
 
 // Appends the [T][rotary_dim] columns of `positions` in `layout`.
@@ -80,8 +80,9 @@ absl::StatusOr<HfCosSin> ComputeHfCosSin(const RotarySpec& spec, CosSinLayout la
   if (layout == CosSinLayout::kPerAxis) {
     out.shape.insert(out.shape.begin(), kNumAxes);
     for (int axis = 0; axis < kNumAxes; ++axis) {
+      const RotarySpec on_axis = OnOneAxis(spec, axis);
       for (const PositionsView& row : rows) {
-        MROPE_RETURN_IF_ERROR(AppendColumns(spec, layout, OneAxis(row, axis), out));
+        MROPE_RETURN_IF_ERROR(AppendColumns(on_axis, layout, row, out));
       }
     }
     return out;

@@ -302,6 +302,11 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {
   MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromProto(params.positions()));
   if (params.has_rope()) {
     MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromProto(params.rope()));
+    // As for config.json: the rotary code of a transformers 5.x family decides the layout.
+    const RopePreset& preset = FamilyOf(spec.positions).rope;
+    if (preset.sections == SectionSource::kRotaryCode && !spec.rope->mrope_section.empty()) {
+      spec.rope->mrope_layout = preset.mrope_layout;
+    }
   }
   return spec;
 }

@@ -49,26 +49,27 @@ def _ulp_distance(a, b):
     return np.abs(ordered(a) - ordered(b))
 
 
-@pytest.mark.parametrize("window", [w[1:] for w in WINDOWS], ids=[w[0] for w in WINDOWS])
-def test_hf_layout_is_the_reference_modules(window):
-    case, b, positions_case, row = window
+@pytest.mark.parametrize("given", [w[1:] for w in WINDOWS], ids=[w[0] for w in WINDOWS])
+def test_hf_layout_is_the_reference_modules(given):
+    case, b, positions_case, row = given
     inputs = positions_case["inputs"]
     plan = golden.model_for(positions_case).plan(
         inputs["input_ids"], image_grid_thw=inputs.get("image_grid_thw"),
         video_grid_thw=inputs.get("video_grid_thw"), **golden.media_kwargs(positions_case))
-    begin, end = row["start"], row["start"] + row["length"]
-    np.testing.assert_array_equal(plan.positions(begin, end)[:, row["row"]],
+    # start is a column of the padded batch, as positions() and cos_sin() give it.
+    r, window = row["row"], slice(row["start"], row["start"] + row["length"])
+    np.testing.assert_array_equal(plan.positions()[:, r, window],
                                   np.array(case["inputs"]["position_ids"])[:, b])
 
-    cos, sin = plan.cos_sin(begin, end, layout="hf")
+    cos, sin = plan.cos_sin(layout="hf")
     want_cos = np.array(case["outputs"]["cos"], np.float32)[b]
     want_sin = np.array(case["outputs"]["sin"], np.float32)[b]
-    assert cos.shape[1:] == want_cos.shape and cos.dtype == np.float32
-    assert _ulp_distance(cos[row["row"]], want_cos).max() <= 2
-    assert _ulp_distance(sin[row["row"]], want_sin).max() <= 2
+    assert cos[r, window].shape == want_cos.shape and cos.dtype == np.float32
+    assert _ulp_distance(cos[r, window], want_cos).max() <= 2
+    assert _ulp_distance(sin[r, window], want_sin).max() <= 2
 
     # The same numbers as the per-pair layout, each in the columns its layout gives it.
-    pairs_cos, _ = plan.cos_sin(begin, end)
+    pairs_cos, _ = plan.cos_sin()
     half = pairs_cos.shape[-1]
     columns = np.arange(2 * half)
     pair_of_column = (columns // 2 if case["config"]["cos_layout"] == "repeat_interleave"

@@ -330,6 +330,25 @@ TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
   EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
 }
 
+// As for config.json: a transformers 5.x family's rotary code decides how its sections map
+// pairs to axes (ERNIE's h/w alternation cannot be said with mrope_interleaved).
+TEST(ProtoTest, RotaryCodeFamiliesTakeTheirMropeLayout) {
+  ModelParams params;
+  ASSERT_TRUE(ParseTextproto(R"pb(
+                               positions { family: ERNIE4_5_VL_MOE }
+                               rope {
+                                 head_dim: 128
+                                 rope_theta: 500000
+                                 mrope_section: [ 22, 22, 20 ]
+                               }
+                             )pb",
+                             "test", params)
+                  .ok());
+  auto spec = ModelSpecFromProto(params);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kHwAlternatingThenT);
+}
+
 // HF (0) is the family's reference convention; the named ones must be implemented for it.
 TEST(ProtoTest, Conventions) {
   const auto convention = [](const std::string& positions) -> absl::StatusOr<Convention> {
