@@ -1,5 +1,6 @@
 // Checks the rotary math against every HF transformers golden case (tests/golden/rotary_*:
-// plain, scaling methods, GLM), discovered at run time from the test's data directories.
+// plain, scaling methods, GLM, the transformers v5.2.0 families of rotary_*_v5), each run with
+// its reference family's layouts, discovered at run time from the test's data directories.
 
 #include <algorithm>
 #include <cmath>
