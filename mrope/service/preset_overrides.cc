@@ -12,6 +12,7 @@
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/model/model_family.h"
+#include "mrope/rotary/rope_params.h"
 
 namespace mrope {
 namespace {
@@ -150,10 +151,11 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
   }
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions, rope, what));
   if (const Value* interleaved = FindField(overrides, "mrope_interleaved");
-      interleaved != nullptr && interleaved->bool_value() != spec.rope->mrope_interleaved) {
+      interleaved != nullptr &&
+      interleaved->bool_value() != (spec.rope->mrope_layout == MropeLayout::kInterleaved)) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ".mrope_interleaved: ", FamilyOf(spec.positions).name,
-        "'s rotary code decides the interleaving (", spec.rope->mrope_interleaved ? "true" : "false",
+        "'s rotary code decides the layout (", MropeLayoutName(spec.rope->mrope_layout),
         "), got ", interleaved->bool_value() ? "true" : "false"));
   }
   return spec;

@@ -203,7 +203,7 @@ TEST(PresetOverridesTest, PositionKeysTakeEffect) {
   // The preset's own values are accepted again.
   auto same = PresetModelSpecWithOverrides("qwen3_5", R"({"mrope_interleaved": true})");
   ASSERT_TRUE(same.ok()) << same.status();
-  EXPECT_TRUE(same->rope->mrope_interleaved);
+  EXPECT_EQ(same->rope->mrope_layout, MropeLayout::kInterleaved);
 }
 
 }  // namespace
