@@ -13,8 +13,10 @@
 #include "mrope/common/json.h"
 #include "mrope/common/json_writer.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/model/family_rotary.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/attention_case.h"
+#include "mrope/rotary/hf_cos_sin.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rotary_case.h"
@@ -25,20 +27,6 @@ namespace mrope {
 namespace {
 
 using ::google::protobuf::Value;
-
-// Appends the [T][rotary_dim] cos and sin of `positions` (value d is pair d % (rotary_dim / 2)).
-absl::Status AppendCosSin(const RotarySpec& spec, const PositionsView& positions,
-                          std::vector<float>& cos, std::vector<float>& sin) {
-  MROPE_ASSIGN_OR_RETURN(std::vector<CosSin> rows, ComputeCosSin(spec, positions));
-  const int half = spec.rotary_dim / 2;
-  for (int64_t t = 0; t < positions.num_tokens; ++t) {
-    for (int d = 0; d < spec.rotary_dim; ++d) {
-      cos.push_back(rows[t * half + d % half].cos);
-      sin.push_back(rows[t * half + d % half].sin);
-    }
-  }
-  return absl::OkStatus();
-}
 
 void AppendField(absl::string_view key, const std::vector<float>& values,
                  const std::vector<int64_t>& shape, std::string& json) {
@@ -67,33 +55,20 @@ absl::Status RunRotaryGolden(const std::string& case_path, std::ostream& out) {
   MROPE_ASSIGN_OR_RETURN(Value doc, ReadJsonFile(case_path));
   if (IsAttentionCase(doc)) return RunAttentionGolden(doc, out);
   MROPE_ASSIGN_OR_RETURN(RotaryCase in, ParseRotaryCase(doc));
+  MROPE_ASSIGN_OR_RETURN(const CosSinLayout cos_layout, UseFamilyRotary(in));
   MROPE_ASSIGN_OR_RETURN(RotarySpec spec,
                          BuildRotarySpec(in.params, in.layout, SequenceLength(in)));
-
-  const bool per_axis = !in.params.mrope_section.empty() && !in.params.mrope_interleaved;
-  std::vector<float> cos, sin;
-  std::vector<int64_t> cos_shape = {in.batch, in.tokens, spec.rotary_dim};
-  if (per_axis) {
-    cos_shape.insert(cos_shape.begin(), kNumAxes);
-    for (int axis = 0; axis < kNumAxes; ++axis) {
-      for (int64_t b = 0; b < in.batch; ++b) {
-        MROPE_RETURN_IF_ERROR(AppendCosSin(spec, BatchPositions(in, b, axis), cos, sin));
-      }
-    }
-  } else {
-    for (int64_t b = 0; b < in.batch; ++b) {
-      MROPE_RETURN_IF_ERROR(AppendCosSin(spec, BatchPositions(in, b), cos, sin));
-    }
-  }
+  std::vector<PositionsView> rows;
+  for (int64_t b = 0; b < in.batch; ++b) rows.push_back(BatchPositions(in, b));
+  MROPE_ASSIGN_OR_RETURN(const HfCosSin cos_sin, ComputeHfCosSin(spec, cos_layout, rows));
   for (int64_t b = 0; b < in.batch; ++b) {
-    MROPE_RETURN_IF_ERROR(ApplyMropeReference(spec, BatchPositions(in, b),
-                                              BatchHeads(in.q, in.q_shape, b),
+    MROPE_RETURN_IF_ERROR(ApplyMropeReference(spec, rows[b], BatchHeads(in.q, in.q_shape, b),
                                               BatchHeads(in.k, in.k_shape, b)));
   }
 
   std::string json = "{";
-  AppendField("cos", cos, cos_shape, json);
-  AppendField("sin", sin, cos_shape, json);
+  AppendField("cos", cos_sin.cos, cos_sin.shape, json);
+  AppendField("sin", cos_sin.sin, cos_sin.shape, json);
   AppendField("q_rot", in.q, in.q_shape, json);
   AppendField("k_rot", in.k, in.k_shape, json);
   json += "}\n";

@@ -70,7 +70,7 @@ std::string Text(const ModelSpec& model, const RotarySpec& spec,
       model.name, spec.head_dim, spec.rotary_dim, pairs, RopeTypeName(rope.scaling.type),
       rope.scaling.theta, spec.attention_scaling);
   absl::StrAppend(&out, "mrope_section [", absl::StrJoin(rope.mrope_section, ", "), "] ",
-                  rope.mrope_interleaved ? "interleaved" : "blocked",
+                  MropeLayoutName(rope.mrope_layout),
                   "; pair j rotates with the angle inv_freq[j] * position[axis(j)]\n",
                   "q/k norm before the rotary: ",
                   QkNormName(FamilyOf(model.positions).qk_norm), "\n\n");
@@ -113,7 +113,7 @@ std::string Json(const RotarySpec& spec, const RopeParameters& rope,
                   rope.scaling.theta, ",\"attention_scaling\":");
   AppendJsonNumber(spec.attention_scaling, out);
   absl::StrAppend(&out, ",\"mrope_section\":[", absl::StrJoin(rope.mrope_section, ","),
-                  "],\"mrope_interleaved\":", rope.mrope_interleaved ? "true" : "false", ",");
+                  "],\"mrope_layout\":\"", MropeLayoutName(rope.mrope_layout), "\",");
   AppendJsonKey("inv_freq", out);
   AppendJsonArray<float>(spec.inv_freq, {pairs}, out);
   out += ",";

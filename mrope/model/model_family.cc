@@ -129,7 +129,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
     ModelFamilyInfo r = Row(ModelFamily::kQwen2Vl, "qwen2_vl", "Qwen/Qwen2-VL-7B-Instruct",
                             QwenTokens());
     r.hf_model_types = {{"qwen2_vl", ""}};
-    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
+    r.rope = {128, 1e6, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
+    r.rope.cos_layout = CosSinLayout::kPerAxis;
     r.rules.conventions = QwenVlConventions();
     r.rules.v5_2_clamps_delta = true;
     r.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw", "video_grid_thw",
@@ -141,7 +142,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             "Qwen/Qwen2.5-VL-7B-Instruct", QwenTokens());
     r.hf_model_types = {{"qwen2_5_vl", ""}};
     r.preset.tokens_per_second = 2;
-    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
+    r.rope = {128, 1e6, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
+    r.rope.cos_layout = CosSinLayout::kPerAxis;
     r.rules.policy.image_time = TimeIndex::kZero;
     r.rules.policy.video_time = TimeIndex::kScaleThenTruncate;
     r.rules.policy.seconds_list = SecondsList::kSecondPerGridTs;
@@ -158,7 +160,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     ModelFamilyInfo r = Row(ModelFamily::kQwen3Vl, "qwen3_vl", "Qwen/Qwen3-VL-8B-Instruct",
                             QwenTokens());
     r.hf_model_types = {{"qwen3_vl", ""}, {"qwen3_vl_moe", ""}};
-    r.rope = {128, 5e6, {24, 20, 20}, true, 1.0};
+    r.rope = {128, 5e6, {24, 20, 20}, MropeLayout::kInterleaved, 1.0};
     Qwen3VlRules(r);
     r.rules.conventions = QwenVlConventions();
     r.qk_norm = QkNorm::kWeight;
@@ -171,7 +173,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             QwenTokens(151646, 151647, 151648));
     r.hf_model_types = {{"qwen2_5_omni", "thinker_config"}, {"qwen2_5_omni_thinker", ""}};
     r.preset.position_id_per_seconds = 25;
-    r.rope = {128, 1e6, {16, 24, 24}, false, 1.0};
+    r.rope = {128, 1e6, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
+    r.rope.cos_layout = CosSinLayout::kPerAxis;
     OmniRules(r);
     PositionPolicy& p = r.rules.policy;
     p.video_time = TimeIndex::kSecondsTruncatedFloat32;
@@ -186,7 +189,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             QwenTokens(151675, 151669, 151670));
     r.hf_model_types = {{"qwen3_omni_moe", "thinker_config"}, {"qwen3_omni_moe_thinker", ""}};
     r.preset.position_id_per_seconds = 13;
-    r.rope = {128, 1e6, {24, 20, 20}, true, 1.0};
+    r.rope = {128, 1e6, {24, 20, 20}, MropeLayout::kInterleaved, 1.0};
     OmniRules(r);
     PositionPolicy& p = r.rules.policy;
     p.video_time = TimeIndex::kSecondsFloat32;
@@ -208,7 +211,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
     ModelFamilyInfo r = Row(family, name, checkpoint,
                             GlmTokens(image, video, 151339, 151340, 151341, 151342));
     r.hf_model_types = {{name, ""}};
-    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, layout};
+    r.rope = {128, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 0.5, layout};
+    r.rope.cos_layout = CosSinLayout::kPerAxis;  // v4.57.6's module; the apply picks the axes
     GlmRules(r);
     r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
     rows.push_back(r);
@@ -220,7 +224,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
         std::make_tuple(ModelFamily::kQwen3_5Moe, "qwen3_5_moe", "Qwen3_5MoeConfig defaults")}) {
     ModelFamilyInfo r = Row(family, name, checkpoint, Tokens(248056, 248057, 248053, 248054));
     r.hf_model_types = {{name, ""}};
-    r.rope = {256, 1e4, {11, 11, 10}, true, 0.25};
+    r.rope = {256, 1e4, {11, 11, 10}, MropeLayout::kInterleaved, 0.25};
     Qwen3VlRules(r);
     NewInV5(r);
     r.qk_norm = QkNorm::kOnePlusWeight;
@@ -230,10 +234,12 @@ std::vector<ModelFamilyInfo> BuildTable() {
   for (const auto& [family, name, checkpoint, tokens, rope] :
        {std::make_tuple(ModelFamily::kGlm46v, "glm46v", "Glm46VConfig defaults",
                         GlmTokens(151343, 151344, 151339, 151340, 151361, 151362),
-                        RopePreset{128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj}),
+                        RopePreset{128, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 0.5,
+                                   RotaryLayout::kGptj}),
         std::make_tuple(ModelFamily::kGlmOcr, "glm_ocr", "GlmOcrConfig defaults",
                         GlmTokens(59280, 59281, 59256, 59257, 59258, 59259),
-                        RopePreset{64, 1e4, {8, 12, 12}, false, 1.0, RotaryLayout::kGptj})}) {
+                        RopePreset{64, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 1.0,
+                                   RotaryLayout::kGptj})}) {
     ModelFamilyInfo r = Row(family, name, checkpoint, tokens);
     r.hf_model_types = {{name, ""}};
     r.rope = rope;
@@ -246,7 +252,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
     ModelFamilyInfo r = Row(ModelFamily::kPaddleOcrVl, "paddleocr_vl", "PaddleOCRVLConfig defaults",
                             Tokens(100295, 100296, 101305, 101306));
     r.hf_model_types = {{"paddleocr_vl", ""}};
-    r.rope = {128, 5e5, {16, 24, 24}, false, 1.0};
+    r.rope = {128, 5e5, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
+    r.rope.cos_layout = CosSinLayout::kPerAxis;  // Qwen2-VL's module
     r.rules.v5_2_clamps_delta = true;
     NewInV5(r);
     r.rope.sections = SectionSource::kConfigRequired;  // HF's attention fails without it
@@ -263,7 +270,10 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rules.policy.blocks_from_type_ids = true;
     r.rules.v5_pad_value = 1;
     r.preset.temporal_merge_size = 2;
-    r.rope = {128, 5e5, {22, 22, 20}, false, 1.0, RotaryLayout::kGptj};
+    // Its mrope_section [22, 22, 20] counts [h, w, t]: h and w alternate over pairs 0..43, t
+    // takes the rest; pairs (2j, 2j+1); cos/sin repeat each pair's value (repeat_interleave).
+    r.rope = {128, 5e5, {22, 22, 20}, MropeLayout::kHwAlternatingThenT, 1.0, RotaryLayout::kGptj};
+    r.rope.cos_layout = CosSinLayout::kRepeatInterleave;
     r.processor = ProcessorLayout::kTypedRuns;
     NewInV5(r);
     r.rope_index.hf = {"image_grid_thw", "video_grid_thw", "attention_mask",
@@ -286,7 +296,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
     p.zero_deltas = true;
     r.rules.v5_pad_value = 1;
     r.preset.spatial_merge_size = 1;
-    r.rope = {128, 1e4, {8, 12, 12}, false, 0.5, RotaryLayout::kGptj};
+    // GlmImageTextAttention's apply is built on rotate_half: NeoX halves, unlike GLM-4.6V.
+    r.rope = {128, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 0.5, RotaryLayout::kNeox};
     r.processor = ProcessorLayout::kImageGenerationTargets;
     NewInV5(r);
     r.rope_index.hf = {"image_grid_thw", "images_per_sample", "attention_mask"};

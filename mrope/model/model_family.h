@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/rotary/hf_cos_sin.h"
 #include "mrope/rotary/rope_math.h"
 
 namespace mrope {
@@ -52,7 +53,7 @@ enum class SectionSource {
   kConfig,          // mrope_section and mrope_interleaved as config.json gives them (absent: 1-D)
   kConfigRequired,  // the same, but mrope_section is required (PaddleOCR-VL's attention reads it)
   // The rotary code (transformers 5.x families): it defaults mrope_section when config.json
-  // has none and decides the interleaving (Qwen3.5 always, GLM never).
+  // has none and decides the layout (Qwen3.5 interleaved, GLM blocked, ERNIE its own).
   kRotaryCode,
 };
 
@@ -61,12 +62,16 @@ struct RopePreset {
   int32_t head_dim = 0;
   double theta = 0;
   std::array<int32_t, 3> mrope_section = {0, 0, 0};
-  bool interleaved = false;
+  // How the sections map pairs to axes (with SectionSource::kRotaryCode also for config.json).
+  MropeLayout mrope_layout = MropeLayout::kBlocked;
   double partial_rotary_factor = 1.0;  // rotary_dim = int(head_dim * factor)
   // How the rotary dims pair, for presets and config.json alike: NeoX halves, or GPT-J pairs
-  // (2j, 2j+1) for GLM-4.1V (HF's rotate_half_llm).
+  // (2j, 2j+1) (HF's rotate_half_llm, ERNIE's rotate_half_text).
   RotaryLayout layout = RotaryLayout::kNeox;
   SectionSource sections = SectionSource::kConfig;
+  // How the reference's rotary module returns cos/sin (`mrope rotary --golden`, Python's
+  // Plan.cos_sin(layout="hf")).
+  CosSinLayout cos_layout = CosSinLayout::kCat;
 };
 
 // The RMSNorm the text attention applies to q and k before the rotary (what a fused

@@ -100,7 +100,7 @@ absl::StatusOr<AttentionCase> ParseAttentionCase(const Value& doc) {
   params.scaling.rotary_dim = static_cast<int32_t>(rotary_dim);
   params.scaling.theta = theta_value;
   params.mrope_section.assign(section.begin(), section.end());
-  params.mrope_interleaved = true;
+  params.mrope_layout = MropeLayout::kInterleaved;
   MROPE_ASSIGN_OR_RETURN(c.spec, BuildRotarySpec(params, RotaryLayout::kNeox, /*seq_len=*/1));
 
   MROPE_ASSIGN_OR_RETURN(const Value* inputs, GetField(doc, "inputs", "case"));

@@ -2,11 +2,13 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/rotary/rope_math.h"
@@ -24,11 +26,13 @@ absl::Status CheckNumPairs(int num_pairs) {
   return absl::OkStatus();
 }
 
-absl::Status CheckSections(absl::Span<const int32_t> sections, int num_pairs) {
+// `order` names the axes of the three entries, e.g. "[t, h, w]".
+absl::Status CheckSections(absl::Span<const int32_t> sections, int num_pairs,
+                           absl::string_view order = "[t, h, w]") {
   MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
   if (sections.size() != kNumAxes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "mrope_section must have 3 entries [t, h, w], got [", absl::StrJoin(sections, ", "), "]"));
+    return absl::InvalidArgumentError(absl::StrCat("mrope_section must have 3 entries ", order,
+                                                   ", got [", absl::StrJoin(sections, ", "), "]"));
   }
   int64_t sum = 0;
   for (int32_t s : sections) {
@@ -42,6 +46,24 @@ absl::Status CheckSections(absl::Span<const int32_t> sections, int num_pairs) {
     return absl::InvalidArgumentError(absl::StrCat("mrope_section [", absl::StrJoin(sections, ", "),
                                                    "] sums to ", sum,
                                                    ", expected rotary_dim / 2 = ", num_pairs));
+  }
+  return absl::OkStatus();
+}
+
+// OK when `map` gives entry i of `sections` pairs to axis axes[i], for every i; else the
+// sections cannot be laid out by the `layout` rule.
+absl::Status CheckRealized(const AxisMap& map, absl::string_view layout,
+                           absl::Span<const int32_t> sections, std::array<int, kNumAxes> axes) {
+  std::array<int, kNumAxes> counts = {0, 0, 0};
+  for (int j = 0; j < map.num_pairs; ++j) ++counts[map.axis[j]];
+  for (int i = 0; i < kNumAxes; ++i) {
+    const int a = axes[i];
+    if (counts[a] != sections[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          layout, " mrope_section [", absl::StrJoin(sections, ", "), "] cannot be laid out over ",
+          map.num_pairs, " pairs: axis ", std::string(1, kAxisNames[a]), " gets ", counts[a],
+          " pairs, not ", sections[i]));
+    }
   }
   return absl::OkStatus();
 }
@@ -66,17 +88,32 @@ absl::StatusOr<AxisMap> InterleavedAxisMap(absl::Span<const int32_t> sections, i
   MROPE_RETURN_IF_ERROR(CheckSections(sections, num_pairs));
   const AxisMap map =
       FillAxisMap(num_pairs, [&](int j) { return InterleavedAxis(j, sections[1], sections[2]); });
-  std::array<int, kNumAxes> counts = {0, 0, 0};
-  for (int j = 0; j < num_pairs; ++j) ++counts[map.axis[j]];
-  for (int a = 0; a < kNumAxes; ++a) {
-    if (counts[a] != sections[a]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "interleaved mrope_section [", absl::StrJoin(sections, ", "),
-          "] cannot be laid out over ", num_pairs, " pairs: axis ", std::string(1, kAxisNames[a]),
-          " gets ", counts[a], " pairs, not ", sections[a]));
-    }
-  }
+  MROPE_RETURN_IF_ERROR(CheckRealized(map, "interleaved", sections, {kAxisT, kAxisH, kAxisW}));
   return map;
+}
+
+absl::StatusOr<AxisMap> HwAlternatingThenTAxisMap(absl::Span<const int32_t> sections,
+                                                  int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckSections(sections, num_pairs, "[h, w, t]"));
+  const AxisMap map = FillAxisMap(
+      num_pairs, [&](int j) { return HwAlternatingThenTAxis(j, sections[0] + sections[1]); });
+  MROPE_RETURN_IF_ERROR(
+      CheckRealized(map, "hw_alternating_then_t", sections, {kAxisH, kAxisW, kAxisT}));
+  return map;
+}
+
+absl::StatusOr<AxisMap> MropeAxisMap(MropeLayout layout, absl::Span<const int32_t> sections,
+                                     int num_pairs) {
+  switch (layout) {
+    case MropeLayout::kBlocked:
+      return BlockedAxisMap(sections, num_pairs);
+    case MropeLayout::kInterleaved:
+      return InterleavedAxisMap(sections, num_pairs);
+    case MropeLayout::kHwAlternatingThenT:
+      return HwAlternatingThenTAxisMap(sections, num_pairs);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mrope layout ", static_cast<int>(layout)));
 }
 
 absl::StatusOr<AxisMap> ExplicitAxisMap(absl::Span<const int32_t> axes) {

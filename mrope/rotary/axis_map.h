@@ -24,6 +24,16 @@ absl::StatusOr<AxisMap> BlockedAxisMap(absl::Span<const int32_t> sections, int n
 // 64 pairs; pairs 60..63 are t).
 absl::StatusOr<AxisMap> InterleavedAxisMap(absl::Span<const int32_t> sections, int num_pairs);
 
+// ERNIE-4.5-VL's sections [s_h, s_w, s_t] (mrope_section as its config gives it): pairs
+// j < s_h + s_w are h for even j and w for odd j, the rest t. Besides summing to num_pairs, the
+// sections must be realizable: s_h = ceil((s_h + s_w) / 2), e.g. [22, 22, 20] for 64 pairs.
+absl::StatusOr<AxisMap> HwAlternatingThenTAxisMap(absl::Span<const int32_t> sections,
+                                                  int num_pairs);
+
+// The map `layout` gives `sections` over num_pairs pairs (one of the three builders above).
+absl::StatusOr<AxisMap> MropeAxisMap(MropeLayout layout, absl::Span<const int32_t> sections,
+                                     int num_pairs);
+
 // An explicit axis per pair (0 = t, 1 = h, 2 = w), for any other layout.
 absl::StatusOr<AxisMap> ExplicitAxisMap(absl::Span<const int32_t> axes);
 

@@ -298,7 +298,7 @@ absl::Status ReadMropeSections(const RopeKeys& keys, RopeParameters& p) {
     }
   }
   MROPE_ASSIGN_OR_RETURN(std::optional<bool> interleaved, ReadBool(keys, "mrope_interleaved"));
-  p.mrope_interleaved = interleaved.value_or(false);
+  if (interleaved.value_or(false)) p.mrope_layout = MropeLayout::kInterleaved;
   return absl::OkStatus();
 }
 

@@ -31,7 +31,8 @@
 //   low_freq_factor, high_freq_factor   llama3, required
 //   short_factor, long_factor           longrope, required, rotary_dim / 2 numbers each
 //   mrope_section            [t, h, w] pairs summing to rotary_dim / 2; absent means 1-D RoPE
-//   mrope_interleaved        default false (blocked sections)
+//   mrope_interleaved        default false (blocked sections); true: MropeLayout::kInterleaved.
+//                            (ERNIE's layout is its family's, mrope/model/model_family.cc.)
 // Other keys are ignored. Errors are InvalidArgument naming the key's path and value, e.g.
 // "rope_scaling.factor must be a finite number > 0, got -2".
 

@@ -60,6 +60,21 @@ MROPE_HOST_DEVICE inline int InterleavedAxis(int pair, int section_h, int sectio
   return kAxisT;
 }
 
+// ERNIE-4.5-VL: sections [s_h, s_w, s_t] (that order); pairs j < s_h + s_w alternate h (even j)
+// and w (odd j), the rest are t. With [22, 22, 20]: h on 0, 2, ..., 42, w on 1, 3, ..., 43, t on
+// 44..63.
+MROPE_HOST_DEVICE inline int HwAlternatingThenTAxis(int pair, int hw_pairs) {
+  if (pair >= hw_pairs) return kAxisT;
+  return pair % 2 == 0 ? kAxisH : kAxisW;
+}
+
+// The named rules that give each pair its axis from a model's mrope_section.
+enum class MropeLayout : uint8_t {
+  kBlocked = 0,             // BlockedAxis: [t, h, w] blocks (Qwen2-VL, GLM)
+  kInterleaved = 1,         // InterleavedAxis: Qwen3-VL's t h w t h w ...
+  kHwAlternatingThenT = 2,  // HwAlternatingThenTAxis: ERNIE-4.5-VL
+};
+
 // Per-pair axis table: axis[j] drives rotary pair j, for j < num_pairs (= rotary_dim / 2).
 // Built on the host (mrope/rotary/axis_map.h) and copied by value into kernels.
 struct AxisMap {

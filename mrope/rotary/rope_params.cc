@@ -157,6 +157,27 @@ absl::string_view RopeTypeName(RopeType type) {
   return "unknown";
 }
 
+absl::string_view MropeLayoutName(MropeLayout layout) {
+  switch (layout) {
+    case MropeLayout::kBlocked:
+      return "blocked";
+    case MropeLayout::kInterleaved:
+      return "interleaved";
+    case MropeLayout::kHwAlternatingThenT:
+      return "hw_alternating_then_t";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<MropeLayout> MropeLayoutFromName(absl::string_view name) {
+  for (MropeLayout layout :
+       {MropeLayout::kBlocked, MropeLayout::kInterleaved, MropeLayout::kHwAlternatingThenT}) {
+    if (MropeLayoutName(layout) == name) return layout;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown mrope layout '", name, "'; known: blocked, interleaved, hw_alternating_then_t"));
+}
+
 absl::StatusOr<RopeType> RopeTypeFromName(absl::string_view name) {
   if (name == "mrope") return RopeType::kDefault;  // Qwen2-VL checkpoints; HF maps it to default
   for (RopeType type : {RopeType::kDefault, RopeType::kLinear, RopeType::kNtk, RopeType::kDynamic,
@@ -202,8 +223,7 @@ absl::Status ValidateRopeParameters(const RopeParameters& params,
 absl::StatusOr<AxisMap> BuildAxisMap(const RopeParameters& params) {
   const int num_pairs = params.scaling.rotary_dim / 2;
   if (params.mrope_section.empty()) return TemporalAxisMap(num_pairs);
-  if (params.mrope_interleaved) return InterleavedAxisMap(params.mrope_section, num_pairs);
-  return BlockedAxisMap(params.mrope_section, num_pairs);
+  return MropeAxisMap(params.mrope_layout, params.mrope_section, num_pairs);
 }
 
 absl::StatusOr<std::vector<float>> ComputeInvFreq(const RopeParameters& params, int64_t seq_len) {

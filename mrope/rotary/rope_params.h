@@ -28,16 +28,22 @@ struct RopeParameters {
   // LongRoPE only: per-pair factors, rotary_dim / 2 each (float32, as HF builds them).
   std::vector<float> short_factor;
   std::vector<float> long_factor;
-  // M-RoPE sections [t, h, w] in pairs, summing to rotary_dim / 2; empty means 1-D RoPE (every
-  // pair uses axis t). Blocked unless `mrope_interleaved`.
+  // M-RoPE sections in pairs, summing to rotary_dim / 2; empty means 1-D RoPE (every pair uses
+  // axis t). `mrope_layout` says how they map pairs to axes (and the order of the entries:
+  // [t, h, w], or [h, w, t] for kHwAlternatingThenT), see mrope/rotary/axis_map.h.
   std::vector<int32_t> mrope_section;
-  bool mrope_interleaved = false;
+  MropeLayout mrope_layout = MropeLayout::kBlocked;
 };
 
 // HF names of the rope types ("default", "linear", "ntk", "dynamic", "yarn", "llama3",
 // "longrope"); RopeTypeFromName also accepts "mrope" (Qwen2-VL checkpoints) as default.
 absl::string_view RopeTypeName(RopeType type);
 absl::StatusOr<RopeType> RopeTypeFromName(absl::string_view name);
+
+// Names of the mrope layouts: "blocked", "interleaved", "hw_alternating_then_t" (the golden
+// cases' config.mrope_layout).
+absl::string_view MropeLayoutName(MropeLayout layout);
+absl::StatusOr<MropeLayout> MropeLayoutFromName(absl::string_view name);
 
 // Largest frequency base (rope_theta, and the NTK / dynamic NTK scaled base) accepted: far
 // above published checkpoints (<= 1e8), far below where float32 pow breaks down (~2.5e38).
@@ -49,7 +55,7 @@ inline constexpr double kMaxRopeBase = 1e30;
 absl::Status ValidateRopeParameters(const RopeParameters& params,
                                     absl::string_view scaling_prefix = "");
 
-// The per-pair axis table of `params` (blocked, interleaved, or all-t when no sections).
+// The per-pair axis table of `params` (MropeAxisMap of its layout, or all-t without sections).
 absl::StatusOr<AxisMap> BuildAxisMap(const RopeParameters& params);
 
 // inv_freq[j] for j < rotary_dim / 2 (see rope_scaling.h). `seq_len` is the current sequence

@@ -14,7 +14,9 @@
 #include "google/protobuf/struct.pb.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/rotary/hf_cos_sin.h"
 #include "mrope/rotary/rope_config.h"
+#include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/tensor_view.h"
 
@@ -68,6 +70,26 @@ absl::StatusOr<RotaryCase> ParseRotaryCase(const Value& doc) {
           "config.rotate must be half or interleaved_pairs, got '", pairing, "'"));
     }
   }
+  if (const Value* name = FindField(*config, "mrope_layout"); name != nullptr) {
+    MROPE_ASSIGN_OR_RETURN(const std::string layout, AsString(*name, "config.mrope_layout"));
+    absl::StatusOr<MropeLayout> parsed = MropeLayoutFromName(layout);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config.mrope_layout: ", parsed.status().message()));
+    }
+    c.params.mrope_layout = *parsed;
+  }
+  if (const Value* name = FindField(*config, "cos_layout"); name != nullptr) {
+    MROPE_ASSIGN_OR_RETURN(const std::string layout, AsString(*name, "config.cos_layout"));
+    absl::StatusOr<CosSinLayout> parsed = CosSinLayoutFromName(layout);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config.cos_layout: ", parsed.status().message()));
+    }
+    c.cos_layout = *parsed;
+  }
+  MROPE_ASSIGN_OR_RETURN(const Value* model, GetField(doc, "reference_model", "case"));
+  MROPE_ASSIGN_OR_RETURN(c.reference_model, AsString(*model, "reference_model"));
   MROPE_ASSIGN_OR_RETURN(const Value* inputs, GetField(doc, "inputs", "case"));
   MROPE_RETURN_IF_ERROR(ReadInputs(*inputs, c));
   return c;

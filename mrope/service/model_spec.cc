@@ -224,7 +224,7 @@ Value PresetRopeObject(const ModelConfig& positions) {
   fields["partial_rotary_factor"].set_number_value(preset.partial_rotary_factor);
   auto& sections = *fields["mrope_section"].mutable_list_value();
   for (const int32_t s : preset.mrope_section) sections.add_values()->set_number_value(s);
-  fields["mrope_interleaved"].set_bool_value(preset.interleaved);
+  fields["mrope_interleaved"].set_bool_value(preset.mrope_layout == MropeLayout::kInterleaved);
   return object;
 }
 
@@ -244,7 +244,7 @@ absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions
     if (rope->mrope_section.empty()) {
       rope->mrope_section.assign(preset.mrope_section.begin(), preset.mrope_section.end());
     }
-    rope->mrope_interleaved = preset.interleaved;
+    rope->mrope_layout = preset.mrope_layout;
   }
   return rope;
 }
@@ -309,6 +309,11 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {
   MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromProto(params.positions()));
   if (params.has_rope()) {
     MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromProto(params.rope()));
+    // As for config.json: the rotary code of a transformers 5.x family decides the layout.
+    const RopePreset& preset = FamilyOf(spec.positions).rope;
+    if (preset.sections == SectionSource::kRotaryCode && !spec.rope->mrope_section.empty()) {
+      spec.rope->mrope_layout = preset.mrope_layout;
+    }
   }
   return spec;
 }

@@ -215,10 +215,11 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
   }
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions, rope, what));
   if (const Value* interleaved = FindField(overrides, "mrope_interleaved");
-      interleaved != nullptr && interleaved->bool_value() != spec.rope->mrope_interleaved) {
+      interleaved != nullptr &&
+      interleaved->bool_value() != (spec.rope->mrope_layout == MropeLayout::kInterleaved)) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ".mrope_interleaved: ", FamilyOf(spec.positions).name,
-        "'s rotary code decides the interleaving (", spec.rope->mrope_interleaved ? "true" : "false",
+        "'s rotary code decides the layout (", MropeLayoutName(spec.rope->mrope_layout),
         "), got ", interleaved->bool_value() ? "true" : "false"));
   }
   MROPE_ASSIGN_OR_RETURN(const std::optional<std::string> ineffective,

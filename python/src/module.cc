@@ -29,6 +29,10 @@
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/preset_overrides.h"
+#include "mrope/rotary/hf_cos_sin.h"
+#include "mrope/rotary/rope_params.h"
+#include "mrope/rotary/rotary_spec.h"
+#include "mrope/rotary/tensor_view.h"
 #include "pybind11/numpy.h"
 #include "pybind11/pybind11.h"
 #include "pybind11/stl.h"
@@ -228,14 +232,41 @@ class Plan {
     });
   }
 
-  py::tuple CosSin(std::optional<int64_t> begin, std::optional<int64_t> end) const {
+  // layout "pairs": [B, W, rotary_dim / 2], one value per pair; "hf": as the family's reference
+  // rotary module returns them (mrope/rotary/hf_cos_sin.h).
+  py::tuple CosSin(std::optional<int64_t> begin, std::optional<int64_t> end,
+                   const std::string& layout) const {
+    if (layout != "pairs" && layout != "hf") {
+      throw py::value_error(
+          absl::StrCat("cos_sin: layout must be 'pairs' or 'hf', got '", layout, "'"));
+    }
+    const CosSinLayout hf_layout = FamilyOf(service_->spec().positions).rope.cos_layout;
+    if (layout == "hf" && hf_layout == CosSinLayout::kPerAxis) return PerAxisCosSin(begin, end);
     OutputOptions options = Options(begin, end, "cos_sin");
     options.cos_sin = true;
     return WithPositionType(plan_.float_positions, [&](auto zero) {
       auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
-      const std::vector<py::ssize_t> shape = {result.shape[1], result.shape[2], result.num_pairs};
-      return py::make_tuple(MoveToNumpy(std::move(result.cos), shape),
-                            MoveToNumpy(std::move(result.sin), shape));
+      const py::ssize_t rows = result.shape[1], tokens = result.shape[2];
+      if (layout == "pairs") {
+        const std::vector<py::ssize_t> shape = {rows, tokens, result.num_pairs};
+        return py::make_tuple(MoveToNumpy(std::move(result.cos), shape),
+                              MoveToNumpy(std::move(result.sin), shape));
+      }
+      // Each pair's value in the columns the layout gives it.
+      const int rotary_dim = 2 * result.num_pairs;
+      std::vector<float> cos, sin;
+      cos.reserve(result.cos.size() * 2);
+      sin.reserve(result.sin.size() * 2);
+      for (int64_t token = 0; token < rows * tokens; ++token) {
+        for (int d = 0; d < rotary_dim; ++d) {
+          const int64_t i = token * result.num_pairs + CosSinColumnPair(hf_layout, d, rotary_dim);
+          cos.push_back(result.cos[i]);
+          sin.push_back(result.sin[i]);
+        }
+      }
+      const std::vector<py::ssize_t> shape = {rows, tokens, rotary_dim};
+      return py::make_tuple(MoveToNumpy(std::move(cos), shape),
+                            MoveToNumpy(std::move(sin), shape));
     });
   }
 
@@ -275,6 +306,34 @@ class Plan {
  private:
   static std::vector<py::ssize_t> Shape(const std::vector<int64_t>& shape) {
     return std::vector<py::ssize_t>(shape.begin(), shape.end());
+  }
+
+  // [3, B, W, rotary_dim]: every pair at each axis's position (the families with integer
+  // positions whose reference module returns per-axis cos/sin, transformers v4.57.6's Qwen2-VL).
+  py::tuple PerAxisCosSin(std::optional<int64_t> begin, std::optional<int64_t> end) const {
+    const ModelSpec& spec = service_->spec();
+    if (plan_.float_positions) {
+      throw py::value_error("cos_sin: layout 'hf' is per-axis only for integer positions");
+    }
+    if (!spec.rope.has_value()) {
+      throw py::value_error(absl::StrCat("cos_sin needs rotary parameters, and model '",
+                                         spec.name, "' has none"));
+    }
+    const PositionResult<int64_t> result =
+        FillOrThrow<int64_t>(*service_, plan_, Options(begin, end, "cos_sin"));
+    const int64_t rows = result.shape[1], tokens = result.shape[2];
+    const int64_t max_position =
+        result.position_ids.empty() ? 0 : *absl::c_max_element(result.position_ids);
+    const RotarySpec rotary = ValueOrThrow(
+        BuildRotarySpec(*spec.rope, RotaryLayoutOf(spec), max_position + 1));
+    std::vector<PositionsView> views;
+    for (int64_t b = 0; b < rows; ++b) {
+      views.push_back({result.position_ids.data() + b * tokens, true, tokens, rows * tokens});
+    }
+    HfCosSin cos_sin = ValueOrThrow(ComputeHfCosSin(rotary, CosSinLayout::kPerAxis, views));
+    const std::vector<py::ssize_t> shape = Shape(cos_sin.shape);
+    return py::make_tuple(MoveToNumpy(std::move(cos_sin.cos), shape),
+                          MoveToNumpy(std::move(cos_sin.sin), shape));
   }
 
   static OutputOptions Options(std::optional<int64_t> begin, std::optional<int64_t> end,
@@ -499,9 +558,15 @@ void DefineModule(py::module_& m) {
            "Positions [3, B, steps] of the next `steps` generated tokens, as generate() gives "
            "them.")
       .def("cos_sin", &Plan::CosSin, "begin"_a = py::none(), "end"_a = py::none(),
-           "(cos, sin), each [B, W, rotary_dim / 2] float32, of the tokens positions() gives "
-           "for the same arguments (W = L or end - begin). Needs the model's rotary "
-           "parameters.")
+           py::kw_only(), "layout"_a = "pairs",
+           "(cos, sin) float32 of the tokens positions() gives for the same arguments (W = L "
+           "or end - begin). layout='pairs': each [B, W, rotary_dim / 2], pair j's value on "
+           "its axis. layout='hf': as the family's reference rotary module returns them: "
+           "[B, W, rotary_dim] with each column on its pair's axis (column d is pair "
+           "d mod rotary_dim / 2, or for ERNIE-4.5-VL d // 2), or for the transformers v4.57.6 "
+           "families whose apply picks the axes (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni, GLM-4.1V, "
+           "GLM-4.5V, PaddleOCR-VL) [3, B, W, rotary_dim], every pair at each axis's position. "
+           "Needs the model's rotary parameters.")
       .def_property_readonly("mrope_position_deltas", &Plan::Deltas,
                              "[B, 1]: get_rope_index's second return.")
       .def_property_readonly("rope_deltas", &Plan::RopeDeltas,

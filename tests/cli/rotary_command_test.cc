@@ -67,7 +67,10 @@ void ExpectMatchesStoredOutputs(const std::string& case_path) {
 }
 
 // Every rotary golden case: chunked and interleaved M-RoPE, every scaling method, GLM-4.1V
-// (GPT-J pairs) and GLM-4.5V (NeoX halves) with half of each head rotated.
+// (GPT-J pairs) and GLM-4.5V (NeoX halves) with half of each head rotated, and the
+// transformers v5.2.0 families (rotary_*_v5: cos/sin [B][T][width] with each column on its
+// axis; ERNIE's h/w-alternating axes and repeat_interleave columns), each run with its
+// family's pairing and layouts.
 class RotaryCommandGoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RotaryCommandGoldenTest, MatchesStoredOutputs) { ExpectMatchesStoredOutputs(GetParam()); }
@@ -101,7 +104,7 @@ TEST(RotaryCommandTest, AttentionInputCasesPrintTheFusedChain) {
 }
 
 TEST(RotaryCommandTest, FindsTheGoldenCases) {
-  EXPECT_GE(::mrope::testing::RotaryGoldenCases().size(), 54u);
+  EXPECT_GE(::mrope::testing::RotaryGoldenCases().size(), 149u);
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
@@ -113,6 +116,7 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
 
 TEST(RotaryCommandTest, OutputsMayBeAbsent) {
   const std::string path = WriteTemp("no_outputs.json", R"({
+    "reference_model": "qwen2_vl",
     "config": {"head_dim": 4, "rope_theta": 10000.0, "mrope_section": [1, 0, 1],
                "mrope_interleaved": false, "rope_type": "default"},
     "inputs": {"position_ids": [[[0, 1]], [[0, 1]], [[0, 2]]],
@@ -139,16 +143,34 @@ TEST(RotaryCommandTest, Errors) {
   EXPECT_THAT(RunRotaryGolden(no_config, out).message(),
               HasSubstr("missing required field 'config'"));
   const std::string bad_q = WriteTemp("bad_q.json", R"({
+    "reference_model": "qwen2_vl",
     "config": {"head_dim": 4, "rope_theta": 10000.0},
-    "inputs": {"position_ids": [[[0]], [[0]], [[0]]], "q": [[[[1, 0]]]], "k": [[[[1, 0, 0, 0]]]]}})");
+    "inputs": {"position_ids": [[[0]], [[0]], [[0]]], "q": [[[[1, 0]]]],
+               "k": [[[[1, 0, 0, 0]]]]}})");
   EXPECT_THAT(RunRotaryGolden(bad_q, out).message(),
               HasSubstr("inputs.q: expected shape [1][heads][1][head_dim = 4], got [1, 1, 1, 2]"));
   const std::string bad_position = WriteTemp("bad_position.json", R"({
+    "reference_model": "qwen2_vl",
     "config": {"head_dim": 4, "rope_theta": 10000.0},
     "inputs": {"position_ids": [[[0]], [[-1]], [[0]]], "q": [[[[1, 0, 0, 0]]]],
                "k": [[[[1, 0, 0, 0]]]]}})");
   EXPECT_THAT(RunRotaryGolden(bad_position, out).message(),
               HasSubstr("positions[1][0] = -1 is outside"));
+  // The case is run with its family's layouts; a config that says otherwise is refused.
+  const std::string other_pairing = WriteTemp("other_pairing.json", R"({
+    "reference_model": "glm_image",
+    "config": {"head_dim": 4, "rope_theta": 10000.0, "rotate": "interleaved_pairs"},
+    "inputs": {"position_ids": [[[0]], [[0]], [[0]]], "q": [[[[1, 0, 0, 0]]]],
+               "k": [[[[1, 0, 0, 0]]]]}})");
+  EXPECT_THAT(RunRotaryGolden(other_pairing, out).message(),
+              HasSubstr("config.rotate is 'interleaved_pairs', but the glm_image family's is "
+                        "'half'"));
+  const std::string unknown_model = WriteTemp("unknown_model.json", R"({
+    "reference_model": "llama", "config": {"head_dim": 4, "rope_theta": 10000.0},
+    "inputs": {"position_ids": [[[0]], [[0]], [[0]]], "q": [[[[1, 0, 0, 0]]]],
+               "k": [[[[1, 0, 0, 0]]]]}})");
+  EXPECT_THAT(RunRotaryGolden(unknown_model, out).message(),
+              HasSubstr("reference_model 'llama' is no family's model_type"));
   EXPECT_TRUE(out.str().empty());
 }
 

@@ -16,6 +16,7 @@ KERNEL_TEST_DEPS = [
     "//kernels:mrope_kernel_args",
     "//kernels:mrope_kernel_launcher",
     "//mrope/common:json",
+    "//mrope/model:family_rotary",
     "//mrope/positions",
     "//mrope/positions:context_parallel",
     "//mrope/rotary:attention_case",

@@ -25,6 +25,7 @@
 #include "kernels/gpu_util.h"
 #include "kernels/launch_plan.h"
 #include "mrope/common/json.h"
+#include "mrope/model/family_rotary.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/cos_sin_table.h"
@@ -42,7 +43,7 @@ namespace {
 
 using gpu_util::DeviceBuffer;
 
-enum class AxisMapKind { kBlocked, kInterleaved, kExplicit };
+enum class AxisMapKind { kBlocked, kInterleaved, kExplicit, kHwAlternatingThenT };
 
 // How q and k are stored: slices of a fused [T][(Hq + 2 Hk) * D] qkv buffer, two contiguous
 // tensors, or two head-major [H][T][D] tensors.
@@ -108,6 +109,11 @@ RotarySpec MakeSpec(const KernelCase& c, std::mt19937& rng) {
     case AxisMapKind::kInterleaved: {  // [24, 20, 20] at 64 pairs
       const int s = 5 * pairs / 16;
       spec.axis_map = InterleavedAxisMap({pairs - 2 * s, s, s}, pairs).value();
+      break;
+    }
+    case AxisMapKind::kHwAlternatingThenT: {  // ERNIE-4.5-VL's [22, 22, 20] ([h, w, t]) at 64
+      const int s = 11 * pairs / 32;
+      spec.axis_map = HwAlternatingThenTAxisMap({s, s, pairs - 2 * s}, pairs).value();
       break;
     }
     case AxisMapKind::kExplicit: {
@@ -282,7 +288,8 @@ TEST_P(KernelGridTest, MatchesCpuReference) {
 
 std::string GridName(const ::testing::TestParamInfo<GridParam>& info) {
   const KernelCase c = GridCase(info.param);
-  static constexpr const char* kAxisMaps[] = {"blocked", "interleaved", "explicit"};
+  static constexpr const char* kAxisMaps[] = {"blocked", "interleaved", "explicit",
+                                              "hw_alternating_then_t"};
   static constexpr const char* kStorages[] = {"fused", "separate", "headmajor"};
   return absl::StrCat("T", c.num_tokens, "_H", c.hq, "x", c.hk, "_D", c.head_dim, "_R",
                       c.rotary_dim, "_", DTypeName(c.dtype), "_",
@@ -481,6 +488,25 @@ void ExpectSequenceDeltaMatches(KernelCase c, const std::vector<int64_t>& token_
   EXPECT_EQ(ReadFlag(flag), 0);
 }
 
+// The specs of the transformers v5.2.0 families whose rotary is neither Qwen's nor GLM-4.1V's:
+// ERNIE-4.5-VL (h/w alternating then t, whole head) and GLM-Image (blocked [8, 12, 12] over half
+// of a 128 head); both pairings in every dtype (KernelPathTest's parameters).
+TEST_P(KernelPathTest, ErnieAxisMap) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.axis_map = AxisMapKind::kHwAlternatingThenT;
+  RunPlanar(c);
+}
+
+TEST_P(KernelPathTest, GlmImageSpec) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.hq = 32;
+  c.hk = 2;
+  c.rotary_dim = 64;  // blocked [8, 12, 12] at 32 pairs
+  RunPlanar(c);
+}
+
 TEST_P(KernelPathTest, SequenceDeltaPositions) {
   MROPE_SKIP_WITHOUT_GPU();
   // Continuous batch: seq 0 continues a chunked prefill (20 tokens), seq 1 decodes one token,
@@ -514,7 +540,8 @@ INSTANTIATE_TEST_SUITE_P(
 // ---------------------------------------------------------------------------------------------
 // Every rotary golden case (tests/golden/rotary_*: Qwen chunked and interleaved M-RoPE, each
 // scaling method, GLM-4.1V's GPT-J pairs and GLM-4.5V's NeoX halves over half of each head,
-// sections [8,12,12]): the kernel gives the CPU reference's result, which
+// sections [8,12,12]; the transformers v5.2.0 families, ERNIE's axis map among them, each with
+// its family's layouts): the kernel gives the CPU reference's result, which
 // tests/rotary/golden_test.cc checks against HF transformers.
 
 // `view` of host vector `host` moved to the same offset in device buffer `device`.
@@ -537,6 +564,7 @@ TEST_P(KernelGoldenTest, MatchesCpuReference) {
   ASSERT_TRUE(doc.ok()) << doc.status();
   absl::StatusOr<RotaryCase> c = ParseRotaryCase(*doc);
   ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(UseFamilyRotary(*c).ok());  // the family's pairing and axis map
   const absl::StatusOr<RotarySpec> spec =
       BuildRotarySpec(c->params, c->layout, SequenceLength(*c));
   ASSERT_TRUE(spec.ok()) << spec.status();

@@ -38,7 +38,7 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   EXPECT_EQ(spec.rope->scaling.rotary_dim, preset.rope->scaling.rotary_dim);
   EXPECT_EQ(spec.rope->scaling.theta, preset.rope->scaling.theta);
   EXPECT_THAT(spec.rope->mrope_section, ElementsAreArray(preset.rope->mrope_section));
-  EXPECT_EQ(spec.rope->mrope_interleaved, preset.rope->mrope_interleaved);
+  EXPECT_EQ(spec.rope->mrope_layout, preset.rope->mrope_layout);
   EXPECT_EQ(RotaryLayoutOf(spec), RotaryLayoutOf(preset));
 }
 
@@ -70,7 +70,7 @@ TEST(V5FamilyConfigsTest, RotaryCodeDefaults) {
   auto spec = ModelSpecFromHfConfig(doc);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_THAT(spec->rope->mrope_section, ElementsAre(11, 11, 10));
-  EXPECT_TRUE(spec->rope->mrope_interleaved);
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kInterleaved);
 
   auto paddle = ReadJsonFile(absl::StrCat(kDir, "paddleocr_vl.json")).value();
   paddle.mutable_struct_value()->mutable_fields()->erase("rope_scaling");

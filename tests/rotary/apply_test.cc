@@ -32,7 +32,7 @@ RotarySpec MakeSpec(std::vector<int32_t> sections, bool interleaved = false, int
   p.scaling.rotary_dim = rotary_dim;
   p.scaling.theta = 10000.0;
   p.mrope_section = std::move(sections);
-  p.mrope_interleaved = interleaved;
+  p.mrope_layout = interleaved ? MropeLayout::kInterleaved : MropeLayout::kBlocked;
   absl::StatusOr<RotarySpec> spec = BuildRotarySpec(p, layout, 0);
   EXPECT_TRUE(spec.ok()) << spec.status();
   return *spec;

@@ -59,6 +59,32 @@ TEST(AxisMapTest, ExplicitAndTemporal) {
   EXPECT_EQ(Axes(*t), std::vector<int>(8, kAxisT));
 }
 
+// ERNIE-4.5-VL: [22, 22, 20] are h, w and t counts; h and w alternate over pairs 0..43.
+TEST(AxisMapTest, HwAlternatingThenT) {
+  const absl::StatusOr<AxisMap> map = HwAlternatingThenTAxisMap({22, 22, 20}, 64);
+  ASSERT_TRUE(map.ok()) << map.status();
+  std::vector<int> want;
+  for (int j = 0; j < 44; ++j) want.push_back(j % 2 == 0 ? kAxisH : kAxisW);
+  want.resize(64, kAxisT);
+  EXPECT_EQ(Axes(*map), want);
+  const absl::StatusOr<AxisMap> named =
+      MropeAxisMap(MropeLayout::kHwAlternatingThenT, {22, 22, 20}, 64);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(Axes(*named), want);
+  // An odd h + w count gives h the extra pair.
+  EXPECT_EQ(Axes(*HwAlternatingThenTAxisMap({2, 1, 1}, 4)),
+            (std::vector<int>{kAxisH, kAxisW, kAxisH, kAxisT}));
+}
+
+TEST(AxisMapTest, HwAlternatingThenTRejectsUnrealizableSections) {
+  EXPECT_THAT(HwAlternatingThenTAxisMap({20, 24, 20}, 64).status().message(),
+              HasSubstr("axis h gets 22 pairs, not 20"));
+  EXPECT_THAT(HwAlternatingThenTAxisMap({22, 22, 21}, 64).status().message(),
+              HasSubstr("sums to 65"));
+  EXPECT_THAT(HwAlternatingThenTAxisMap({22, 22}, 44).status().message(),
+              HasSubstr("3 entries [h, w, t]"));
+}
+
 TEST(AxisMapTest, SectionsMustSumToPairs) {
   const absl::Status status = BlockedAxisMap({16, 24, 20}, 64).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);

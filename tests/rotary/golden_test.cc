@@ -1,5 +1,6 @@
 // Checks the rotary math against every HF transformers golden case (tests/golden/rotary_*:
-// plain, scaling methods, GLM), discovered at run time from the test's data directories.
+// plain, scaling methods, GLM, the transformers v5.2.0 families of rotary_*_v5), each run with
+// its reference family's layouts, discovered at run time from the test's data directories.
 
 #include <algorithm>
 #include <cmath>
@@ -16,9 +17,10 @@
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
-#include "mrope/model/model_family.h"
+#include "mrope/model/family_rotary.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/cos_sin_table.h"
+#include "mrope/rotary/hf_cos_sin.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rotary_case.h"
@@ -31,11 +33,10 @@ namespace {
 using ::mrope::testing::RotaryGoldenCases;
 using ::mrope::testing::UlpDistance;
 
-// One rotary golden case: the model and inputs (RotaryCase, its layout from config.rotate),
-// HF's outputs, and the HF model_type it was taken from. cos/sin have rotary_dim values per
-// token (of which the first rotary_dim / 2 are distinct).
+// One rotary golden case: the model and inputs (RotaryCase), run with its reference family's
+// layouts (UseFamilyRotary: the case's config must agree with the family row), and HF's outputs.
 struct GoldenCase : RotaryCase {
-  std::string reference_model;
+  CosSinLayout cos_layout = CosSinLayout::kCat;
   std::vector<float> inv_freq, cos, sin, q_rot, k_rot;
   std::vector<int64_t> cos_shape;
 };
@@ -51,9 +52,7 @@ absl::StatusOr<GoldenCase> LoadCase(const std::string& path) {
   MROPE_ASSIGN_OR_RETURN(google::protobuf::Value doc, ReadJsonFile(path));
   GoldenCase c;
   MROPE_ASSIGN_OR_RETURN(static_cast<RotaryCase&>(c), ParseRotaryCase(doc));
-  MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* model,
-                         GetField(doc, "reference_model", "case"));
-  MROPE_ASSIGN_OR_RETURN(c.reference_model, AsString(*model, "reference_model"));
+  MROPE_ASSIGN_OR_RETURN(c.cos_layout, UseFamilyRotary(c));
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value* outputs, GetField(doc, "outputs", "case"));
   MROPE_ASSIGN_OR_RETURN(c.inv_freq, Floats(*outputs, "inv_freq"));
   MROPE_ASSIGN_OR_RETURN(c.cos, Floats(*outputs, "cos", &c.cos_shape));
@@ -74,10 +73,12 @@ TEST(GoldenDataTest, EveryRotaryFolderHasCases) {
   for (const std::string& path : RotaryGoldenCases()) {
     folders.insert(std::filesystem::path(path).parent_path().filename().string());
   }
-  EXPECT_THAT(folders, ::testing::IsSupersetOf({"rotary_qwen2_vl", "rotary_qwen3_vl",
-                                                "rotary_scaling_qwen2_vl",
-                                                "rotary_scaling_qwen3_vl", "rotary_glm4v",
-                                                "rotary_glm4v_moe"}));
+  EXPECT_THAT(folders,
+              ::testing::IsSupersetOf(
+                  {"rotary_qwen2_vl", "rotary_qwen3_vl", "rotary_scaling_qwen2_vl",
+                   "rotary_scaling_qwen3_vl", "rotary_glm4v", "rotary_glm4v_moe",
+                   "rotary_qwen3_5_v5", "rotary_glm46v_v5", "rotary_glm_ocr_v5",
+                   "rotary_glm_image_v5", "rotary_ernie4_5_vl_moe_v5"}));
 }
 
 class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
@@ -90,23 +91,29 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(spec.ok()) << spec.status();
     spec_ = *std::move(spec);
     ASSERT_EQ(c_.cos_shape.back(), spec_.rotary_dim);
+    ASSERT_EQ(c_.cos_shape.size(), c_.cos_layout == CosSinLayout::kPerAxis ? 4u : 3u);
   }
 
   int64_t half() const { return spec_.rotary_dim / 2; }
+  bool per_axis() const { return c_.cos_layout == CosSinLayout::kPerAxis; }
 
-  // The stored cos/sin as per-pair rows [T][rotary_dim/2] of batch b: pair j takes value j on
-  // its axis (chunked variant) or of the merged table (interleaved); value j + rotary_dim/2
-  // holds the same number (emb = cat(freqs, freqs)), which is checked.
+  // The stored cos/sin as per-pair rows [T][rotary_dim/2] of batch b, read through the family's
+  // cos/sin layout: pair j's columns (on its own axis's slice for the per-axis layout) must all
+  // hold the same number, which is checked.
   void StoredRows(int64_t b, std::vector<CosSin>& rows) const {
-    const bool per_axis = c_.cos_shape.size() == 4;
-    rows.resize(c_.tokens * half());
+    rows.assign(c_.tokens * half(), CosSin{NAN, NAN});
     for (int64_t t = 0; t < c_.tokens; ++t) {
-      for (int64_t j = 0; j < half(); ++j) {
-        const int64_t axis = per_axis ? spec_.axis_map.axis[j] : 0;
-        const int64_t base = ((axis * c_.batch + b) * c_.tokens + t) * spec_.rotary_dim;
-        ASSERT_EQ(c_.cos[base + j], c_.cos[base + j + half()]);
-        ASSERT_EQ(c_.sin[base + j], c_.sin[base + j + half()]);
-        rows[t * half() + j] = {c_.cos[base + j], c_.sin[base + j]};
+      for (int d = 0; d < spec_.rotary_dim; ++d) {
+        const int j = CosSinColumnPair(c_.cos_layout, d, spec_.rotary_dim);
+        const int64_t axis = per_axis() ? spec_.axis_map.axis[j] : 0;
+        const int64_t i = ((axis * c_.batch + b) * c_.tokens + t) * spec_.rotary_dim + d;
+        CosSin& row = rows[t * half() + j];
+        if (std::isnan(row.cos)) {
+          row = {c_.cos[i], c_.sin[i]};
+          continue;
+        }
+        ASSERT_EQ(row.cos, c_.cos[i]) << "column " << d;
+        ASSERT_EQ(row.sin, c_.sin[i]) << "column " << d;
       }
     }
   }
@@ -156,48 +163,30 @@ class RotaryGoldenTest : public ::testing::TestWithParam<std::string> {
 };
 
 // Every method's float32 steps are HF's (rope_scaling.h, torch_powf.h).
+// ERNIE's module stores inv_freq permuted (tests/golden/README.md): the h frequencies, then w,
+// then t, each in frequency order. mrope keeps frequency order; the axis map gives the axis.
 TEST_P(RotaryGoldenTest, InvFreqBitExact) {
   ASSERT_EQ(spec_.inv_freq.size(), c_.inv_freq.size());
-  EXPECT_EQ(MaxUlp(spec_.inv_freq, c_.inv_freq), 0);
-}
-
-// The layout HF's rotate function gives (config.rotate) is the one the model layer's row of
-// the case's model_type holds for presets and config.json.
-TEST_P(RotaryGoldenTest, LayoutIsTheReferenceModelsRow) {
-  const ModelFamilyInfo* family = FamilyForModelType(c_.reference_model);
-  ASSERT_NE(family, nullptr) << c_.reference_model;
-  EXPECT_EQ(c_.layout, family->rope.layout);
-}
-
-TEST_P(RotaryGoldenTest, CosSinFromPositionIdsWithinTwoUlp) {
-  const bool per_axis = c_.cos_shape.size() == 4;  // chunked variant: [3][B][T][rotary_dim]
-  std::vector<float> cos(c_.cos.size()), sin(c_.sin.size());
-  for (int64_t b = 0; b < c_.batch; ++b) {
-    if (per_axis) {
-      for (int axis = 0; axis < kNumAxes; ++axis) {
-        for (int64_t t = 0; t < c_.tokens; ++t) {
-          const float p = static_cast<float>(c_.positions[(axis * c_.batch + b) * c_.tokens + t]);
-          for (int64_t d = 0; d < spec_.rotary_dim; ++d) {
-            const CosSin cs = PairCosSin(spec_.inv_freq[d % half()], p, spec_.attention_scaling);
-            const int64_t i = ((axis * c_.batch + b) * c_.tokens + t) * spec_.rotary_dim + d;
-            cos[i] = cs.cos;
-            sin[i] = cs.sin;
-          }
-        }
-      }
-    } else {  // interleaved variant: [B][T][D], axis map applied
-      absl::StatusOr<std::vector<CosSin>> rows = ComputeCosSin(spec_, BatchPositions(c_, b));
-      ASSERT_TRUE(rows.ok()) << rows.status();
-      for (int64_t t = 0; t < c_.tokens; ++t) {
-        for (int64_t d = 0; d < spec_.rotary_dim; ++d) {
-          const CosSin cs = (*rows)[t * half() + d % half()];
-          cos[(b * c_.tokens + t) * spec_.rotary_dim + d] = cs.cos;
-          sin[(b * c_.tokens + t) * spec_.rotary_dim + d] = cs.sin;
-        }
+  std::vector<float> stored_order = spec_.inv_freq;
+  if (c_.params.mrope_layout == MropeLayout::kHwAlternatingThenT) {
+    stored_order.clear();
+    for (const int axis : {kAxisH, kAxisW, kAxisT}) {
+      for (int j = 0; j < half(); ++j) {
+        if (spec_.axis_map.axis[j] == axis) stored_order.push_back(spec_.inv_freq[j]);
       }
     }
   }
-  const int64_t cos_ulp = MaxUlp(cos, c_.cos), sin_ulp = MaxUlp(sin, c_.sin);
+  EXPECT_EQ(MaxUlp(stored_order, c_.inv_freq), 0);
+}
+
+// What `mrope rotary --golden` prints: the family's cos/sin layout, from the positions.
+TEST_P(RotaryGoldenTest, CosSinFromPositionIdsWithinTwoUlp) {
+  std::vector<PositionsView> rows;
+  for (int64_t b = 0; b < c_.batch; ++b) rows.push_back(BatchPositions(c_, b));
+  absl::StatusOr<HfCosSin> got = ComputeHfCosSin(spec_, c_.cos_layout, rows);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->shape, c_.cos_shape);
+  const int64_t cos_ulp = MaxUlp(got->cos, c_.cos), sin_ulp = MaxUlp(got->sin, c_.sin);
   EXPECT_LE(cos_ulp, 2);
   EXPECT_LE(sin_ulp, 2);
   RecordProperty("cos_sin_max_ulp", static_cast<int>(std::max(cos_ulp, sin_ulp)));

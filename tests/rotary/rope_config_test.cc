@@ -47,7 +47,7 @@ TEST(RopeConfigTest, Qwen2VlCheckpointConfig) {
   EXPECT_EQ(p->scaling.type, RopeType::kDefault);
   EXPECT_EQ(p->scaling.theta, 1e6);
   EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{16, 24, 24}));
-  EXPECT_FALSE(p->mrope_interleaved);
+  EXPECT_EQ(p->mrope_layout, MropeLayout::kBlocked);
   EXPECT_EQ(p->attention_scaling, 1.0f);
 }
 
@@ -57,7 +57,7 @@ TEST(RopeConfigTest, Qwen3VlTextConfig) {
     "rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20],
                      "mrope_interleaved": true}})");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_TRUE(p->mrope_interleaved);
+  EXPECT_EQ(p->mrope_layout, MropeLayout::kInterleaved);
   const absl::StatusOr<AxisMap> map = BuildAxisMap(*p);
   ASSERT_TRUE(map.ok());
   EXPECT_EQ(map->axis[1], kAxisH);
@@ -205,7 +205,7 @@ TEST(RopeConfigTest, Glm4vTextConfig) {
   EXPECT_EQ(p->head_dim, 128);
   EXPECT_EQ(p->scaling.rotary_dim, 64);
   EXPECT_EQ(p->mrope_section, (std::vector<int32_t>{8, 12, 12}));
-  EXPECT_FALSE(p->mrope_interleaved);
+  EXPECT_EQ(p->mrope_layout, MropeLayout::kBlocked);
 }
 
 // GLM-4.5V's text config (zai-org/GLM-4.5V): head_dim given explicitly (4096 / 96 would be 42).

@@ -58,7 +58,7 @@ void ExpectRope(const ModelSpec& spec, double theta, std::vector<int32_t> sectio
   EXPECT_EQ(spec.rope->scaling.type, RopeType::kDefault);
   EXPECT_EQ(spec.rope->scaling.theta, theta);
   EXPECT_EQ(spec.rope->mrope_section, sections);
-  EXPECT_EQ(spec.rope->mrope_interleaved, interleaved);
+  EXPECT_EQ(spec.rope->mrope_layout == MropeLayout::kInterleaved, interleaved);
 }
 
 TEST(HfConfigTest, Qwen2Vl) {
@@ -145,7 +145,7 @@ TEST(HfConfigTest, MatchesPresets) {
     EXPECT_EQ(a.seconds_per_chunk, b.seconds_per_chunk);
     ASSERT_TRUE(preset->rope.has_value());
     ExpectRope(*spec, preset->rope->scaling.theta, preset->rope->mrope_section,
-               preset->rope->mrope_interleaved);
+               preset->rope->mrope_layout == MropeLayout::kInterleaved);
   }
 }
 
@@ -328,6 +328,25 @@ TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
   EXPECT_EQ(spec->rope->scaling.rotary_dim, 64);
   EXPECT_EQ(spec->rope->scaling.theta, 10000);
   EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
+}
+
+// As for config.json: a transformers 5.x family's rotary code decides how its sections map
+// pairs to axes (ERNIE's h/w alternation cannot be said with mrope_interleaved).
+TEST(ProtoTest, RotaryCodeFamiliesTakeTheirMropeLayout) {
+  ModelParams params;
+  ASSERT_TRUE(ParseTextproto(R"pb(
+                               positions { family: ERNIE4_5_VL_MOE }
+                               rope {
+                                 head_dim: 128
+                                 rope_theta: 500000
+                                 mrope_section: [ 22, 22, 20 ]
+                               }
+                             )pb",
+                             "test", params)
+                  .ok());
+  auto spec = ModelSpecFromProto(params);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kHwAlternatingThenT);
 }
 
 // HF (0) is the family's reference convention; the named ones must be implemented for it.

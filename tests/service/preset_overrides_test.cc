@@ -244,7 +244,7 @@ TEST(PresetOverridesTest, PositionKeysTakeEffect) {
   // The preset's own values are accepted again: a no-op misleads nobody.
   auto same = PresetModelSpecWithOverrides("qwen3_5", R"({"mrope_interleaved": true})");
   ASSERT_TRUE(same.ok()) << same.status();
-  EXPECT_TRUE(same->rope->mrope_interleaved);
+  EXPECT_EQ(same->rope->mrope_layout, MropeLayout::kInterleaved);
   auto same_rope = PresetModelSpecWithOverrides(
       "qwen2_5_vl", R"({"rope_theta": 1000000, "head_dim": 128, "mrope_section": [16, 24, 24],
                         "spatial_merge_size": 2})");
