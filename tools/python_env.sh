@@ -1,7 +1,8 @@
 #!/bin/bash
 # The pinned Python test environment (python/requirements-test.txt): a venv of Debian's
 # /usr/bin/python3 (the interpreter the extension is built for) with the references mrope is
-# checked against, and a directory per "# target: NAME" line beside it.
+# checked against, and a directory per "# target: NAME" line beside it ("# target: NAME no-deps":
+# exactly the lines of NAME, without their dependencies).
 #
 #   tools/python_env.sh           makes it if missing (idempotent), prints its directory
 #   tools/python_env.sh --locate  prints its directory, or fails if it is not made yet
@@ -46,8 +47,11 @@ for line in open(pins):
     spec, _, comment = line.partition("#")
     if not spec.strip():
         continue
-    target = re.match(r"\s*target:\s*(\S+)", comment)
-    groups.setdefault(target.group(1) if target else "main", []).append(spec.strip())
+    target = re.match(r"\s*target:\s*(\S+)(\s+no-deps)?", comment)
+    name = target.group(1) if target else "main"
+    groups.setdefault(name, []).append(spec.strip())
+    if target and target.group(2):
+        open(f"{work}/{name}.no-deps", "w").close()
 for name, lines in groups.items():
     open(f"{work}/{name}.txt", "w").write("\n".join(lines) + "\n")
 EOF
@@ -74,7 +78,9 @@ for reqs in "$work"/*.txt; do
   # A target shares the venv's pins where it does not name the package itself (numpy).
   grep -v -i -E "^($(sed -E 's/[=<>!~ ].*//' "$reqs" | paste -sd'|'))[=<>!~ ]" \
     "$work/main.txt" >"$work/$name.constraints" || true
-  install "$env/targets/$name" -c "$work/$name.constraints" -r "$reqs"
+  no_deps=()
+  [ -f "$work/$name.no-deps" ] && no_deps=(--no-deps)
+  install "$env/targets/$name" "${no_deps[@]}" -c "$work/$name.constraints" -r "$reqs"
 done
 "$env/bin/pip" freeze >"$env/freeze.txt"
 touch "$env/.complete"

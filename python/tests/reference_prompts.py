@@ -4,7 +4,9 @@ to mrope in the test process and to a reference in its own process (reference_ru
 
 A prompt is a dict: input_ids, attention_mask, mm_token_type_ids ([B, L] int64), image_grid_thw,
 video_grid_thw ([N, 3] int64 or None), second_per_grid_ts (float32 per video, Qwen2.5-VL only, as
-the processor returns it) and layout (one readable string per row, as in tests/golden).
+the processor returns it), layout (one readable string per row, as in tests/golden) and features
+(per row, vLLM's view of each item: modality, placeholder offset in the unpadded row, length,
+grid, seconds per grid or None).
 """
 import numpy as np
 
@@ -38,6 +40,16 @@ def _grid(rng, video):
 
 def _text(rng, n):
     return [int(x) for x in rng.integers(*TEXT_IDS, size=n)]
+
+
+def _placeholder(family, video, version, types):
+    """vLLM's placeholder range of a block, (start, length): its media tokens; a Qwen3-VL
+    video's covers its frames (timestamps and inner pairs too), inside the outer pair if any."""
+    if family == "qwen3_vl" and video:
+        outer = int(version >= (5, 10))
+        return outer, len(types) - 2 * outer
+    media = [i for i, t in enumerate(types) if t]
+    return media[0], media[-1] + 1 - media[0]
 
 
 def _image_tokens(family, grid, ids):
@@ -87,11 +99,12 @@ def random_prompt(rng, family, version):
     """One batch of 1-4 rows; each row text runs with 0-3 images or videos (or text only).
     Rows are padded to the longest, left or right (one side per batch)."""
     ids = FAMILY_CONFIG[family]
-    rows, images, videos, seconds, layouts = [], [], [], [], []
+    rows, images, videos, seconds, layouts, features = [], [], [], [], [], []
     batch = int(rng.integers(1, 5))
     for _ in range(batch):
         n_text = int(rng.integers(1, 12))
         tokens, types, layout = _text(rng, n_text), [0] * n_text, [f"T{n_text}"]
+        row_features = []
         for _ in range(int(rng.integers(0, 4))):
             video = bool(rng.integers(0, 2))
             grid = _grid(rng, video)
@@ -105,12 +118,16 @@ def random_prompt(rng, family, version):
                 block, block_types = _image_tokens(family, grid, ids)
                 images.append(grid)
                 layout.append("I%dx%dx%d" % grid)
+            start, length = _placeholder(family, video, version, block_types)
+            row_features.append(("video" if video else "image", len(tokens) + start, length,
+                                 grid, np.float32(seconds[-1]) if video else None))
             n_text = int(rng.integers(0, 8))
             tokens += block + _text(rng, n_text)
             types += block_types + [0] * n_text
             if n_text:
                 layout.append(f"T{n_text}")
         rows.append((tokens, types))
+        features.append(row_features)
         layouts.append(" ".join(layout))
     length = max(len(t) for t, _ in rows)
     left = bool(rng.integers(0, 2))
@@ -128,6 +145,7 @@ def random_prompt(rng, family, version):
         "second_per_grid_ts": (np.array(seconds, dtype=np.float32)
                                if family == "qwen2_5_vl" and seconds else None),
         "layout": ("left " if left else "right ") + " | ".join(layouts),
+        "features": features,
     }
 
 

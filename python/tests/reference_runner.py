@@ -35,7 +35,10 @@ class _Self:
         self.__dict__.update(_cls=cls, config=config, rope_deltas=None)
 
     def __getattr__(self, name):
-        value = getattr(self.__dict__["_cls"], name)
+        cls = self.__dict__["_cls"]
+        if isinstance(inspect.getattr_static(cls, name), (staticmethod, classmethod)):
+            return getattr(cls, name)
+        value = getattr(cls, name)
         return value.__get__(self) if hasattr(value, "__get__") else value
 
 

@@ -8,39 +8,22 @@ dtypes, padding slots, deltas. Differences mrope keeps are the rows of reference
 Options (conftest.py): --cases N prompts per family and release, --seed S.
 """
 import functools
-import os
-import pickle
-import re
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-import golden
 import mrope
 import reference_differences
+import reference_env
 import reference_prompts
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v")
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def _pinned_references():
-    """{"transformers==X": (version tuple, target directory name or None)} from the pin file."""
-    references = {}
-    with open(os.path.join(golden.REPO_DIR, "python", "requirements-test.txt")) as f:
-        for line in f:
-            match = re.match(r"\s*(transformers==(\S+))\s*(?:#\s*target:\s*(\S+))?", line)
-            if match:
-                references[match.group(1)] = (
-                    tuple(int(p) for p in match.group(2).split(".")), match.group(3))
-    return references
-
-
-REFERENCES = _pinned_references()
+REFERENCES = reference_env.pinned("transformers")
 
 
 def preset(version, family):
@@ -75,19 +58,10 @@ def prompts(reference, family, cases, seed):
 @functools.lru_cache(maxsize=None)
 def reference_outputs(reference, cases, seed):
     """The release's results for every family's prompts: one process per release."""
-    env_dir = os.environ.get("MROPE_PYENV") or subprocess.run(
-        [os.path.join(golden.REPO_DIR, "tools", "python_env.sh"), "--locate"],
-        check=True, capture_output=True, text=True).stdout.strip()
-    target = REFERENCES[reference][1]
-    env = dict(os.environ, PYTHONPATH=os.path.join(env_dir, "targets", target) if target else "")
     request = {"decode_steps": DECODE_STEPS, "families": {
         f: (reference_prompts.FAMILY_CONFIG[f], prompts(reference, f, cases, seed))
         for f in FAMILIES}}
-    run = subprocess.run([os.path.join(env_dir, "bin", "python"),
-                          os.path.join(TESTS_DIR, "reference_runner.py")],
-                         input=pickle.dumps(request), capture_output=True, env=env)
-    assert run.returncode == 0, run.stderr.decode()[-4000:]
-    return pickle.loads(run.stdout)
+    return reference_env.run("reference_runner.py", REFERENCES[reference][1], request)
 
 
 @pytest.fixture
