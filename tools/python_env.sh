@@ -75,12 +75,14 @@ install "" -r "$work/main.txt"
 for reqs in "$work"/*.txt; do
   name=$(basename "$reqs" .txt)
   [ "$name" = main ] && continue
+  if [ -f "$work/$name.no-deps" ]; then
+    install "$env/targets/$name" --no-deps -r "$reqs"
+    continue
+  fi
   # A target shares the venv's pins where it does not name the package itself (numpy).
   grep -v -i -E "^($(sed -E 's/[=<>!~ ].*//' "$reqs" | paste -sd'|'))[=<>!~ ]" \
     "$work/main.txt" >"$work/$name.constraints" || true
-  no_deps=()
-  [ -f "$work/$name.no-deps" ] && no_deps=(--no-deps)
-  install "$env/targets/$name" "${no_deps[@]}" -c "$work/$name.constraints" -r "$reqs"
+  install "$env/targets/$name" -c "$work/$name.constraints" -r "$reqs"
 done
 "$env/bin/pip" freeze >"$env/freeze.txt"
 touch "$env/.complete"
