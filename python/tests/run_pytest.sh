@@ -1,7 +1,8 @@
 #!/bin/bash
-# Bazel sh_test: runs python/tests with pytest on the built extension, using the system
-# python3 (Debian's python3-numpy, python3-pytest; python3-torch if installed). pytest writes
-# one <testcase> per case to $XML_OUTPUT_FILE, which tools/test_summary.py counts.
+# Bazel sh_test: runs python/tests with pytest on the built extension, using the pinned test
+# environment's python (tools/python_env.sh: a venv of Debian's python3 with torch, numpy,
+# pytest and the references of python/requirements-test.txt). pytest writes one <testcase> per
+# case to $XML_OUTPUT_FILE, which tools/test_summary.py counts.
 set -euo pipefail
 root="${TEST_SRCDIR}/${TEST_WORKSPACE}"
 export MROPE_REPO_DIR="$root"
@@ -22,6 +23,9 @@ if [ ${#tests[@]} -eq 0 ]; then
   tests=("$root/python/tests")
 fi
 export PYTHONPATH="$root/$package:$root/python/tests"
+# The test environment's directory (its targets/ hold the other reference versions).
+MROPE_PYENV=$("$root/tools/python_env.sh" --locate)
+export MROPE_PYENV
 # Under --config=asan the extension needs the sanitizer runtimes loaded first; python3 itself
 # is not instrumented, so its allocations are not leak-checked.
 preload=$(ldd "$root/$package/mrope/_mrope.so" | awk '/lib(asan|ubsan)\.so/ {print $3}' |
@@ -31,5 +35,5 @@ if [ -n "$preload" ]; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fi
 cd "$TEST_TMPDIR"
-exec python3 -m pytest -q -p no:cacheprovider --junitxml="$XML_OUTPUT_FILE" \
+exec "$MROPE_PYENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$XML_OUTPUT_FILE" \
   "${tests[@]}" "$@"

@@ -1,0 +1,23 @@
+"""pytest options of the differential tests (test_reference_*.py, run by
+//python:pytest_references):
+
+    --cases N               prompts per family and reference (default 250; CI runs the default)
+    --seed S                the prompts' seed (default 0): another seed, other prompts
+    --without-references    leaves them out (//python:pytest, which also runs under ASan)
+"""
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mrope references")
+    group.addoption("--cases", type=int, default=250,
+                    help="random prompts per family and reference (default 250)")
+    group.addoption("--seed", type=int, default=0, help="seed of the random prompts (default 0)")
+    group.addoption("--without-references", action="store_true",
+                    help="do not collect test_reference_*.py")
+
+
+def pytest_ignore_collect(collection_path, config):
+    if config.getoption("without_references") and collection_path.name.startswith(
+            "test_reference_"):
+        return True
+    return None

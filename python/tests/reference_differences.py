@@ -1,0 +1,68 @@
+"""Every difference between mrope and an installed reference that the differential tests
+(test_reference_transformers.py) accept: one row each. A (reference, family) pair without a
+row must agree bit for bit on every prompt; with a row, mrope's preset may differ only in the
+row's fields, and at least one prompt must show the difference (a fixed reference retires it).
+Where `reproduced_by` names preset overrides, mrope with them must agree bit for bit.
+
+Fields mrope and a reference can differ in (test_reference_transformers.FIELDS):
+positions (on real tokens), padding (positions in padding slots), deltas, dtypes, decode.
+"""
+import collections
+
+Difference = collections.namedtuple(
+    "Difference",
+    "name references family fields reproduced_by reference_line what test")
+
+DIFFERENCES = (
+    Difference(
+        name="qwen2_5_vl_video_time_scale_then_truncate",
+        # Found by running the releases on the same prompts: 5.15.0, 5.16.1 and 5.17.0 give
+        # qwen2_5_vl_hf_v5's values, 5.18.0 to 5.23.0 these.
+        references=">=5.18.0",
+        family="qwen2_5_vl",
+        fields=("positions", "deltas"),  # decode resumes from text, placed as in 5.15
+        reproduced_by={"video_time_rounding": "scale_then_truncate"},
+        reference_line="transformers/models/qwen2_5_vl/modeling_qwen2_5_vl.py, "
+                       "Qwen2_5_VLModel.get_rope_index: `time_interval = tokens_per_second * "
+                       "next(second_per_grid_ts)`, then get_vision_position_ids: "
+                       "`(torch.arange(llm_grid_t) * time_interval).long()`",
+        what="transformers PR #48669: a video's time positions are (k * tokens_per_second * "
+             "second_per_grid).long() in float32, no longer k * int(tokens_per_second * "
+             "second_per_grid): videos sampled above 2 fps (fractional seconds per grid) get "
+             "other time positions. mrope's qwen2_5_vl_hf_v5 preset keeps v5.15's truncation; "
+             "video_time_rounding=scale_then_truncate (vLLM's rounding) gives 5.23's values.",
+        test="test_reference_transformers.py::test_get_rope_index"
+             "[transformers==5.23.0-qwen2_5_vl-*]"),
+    Difference(
+        name="glm4v_no_hf_v5_convention",
+        # Run: 5.3.0 and 5.15.0 to 5.23.0 all give these values; 5.2.0 is glm4v_hf_v5_2's own.
+        references=">=5.3.0",
+        family="glm4v",
+        fields=("padding", "deltas", "decode"),
+        reproduced_by=None,
+        reference_line="transformers/models/glm4v/modeling_glm4v.py, Glm4vModel.get_rope_index: "
+                       "`position_ids = torch.zeros(...)`, `llm_positions.max() + 1 - "
+                       "len(current_input_ids)` (the unpadded row); "
+                       "transformers/generation/utils.py, _update_model_kwargs_for_generation: "
+                       "`position_ids[..., -1:] + 1`",
+        what="mrope has no hf_v5 convention for GLM-4.1V (no glm4v_hf_v5 preset; "
+             "mm_token_type_ids blocks are refused for its bracketed videos), so the nearest, "
+             "glm4v_hf_v5_2, is compared: the same positions on every real token, but padding "
+             "slots 1 (5.23: 0), the delta max + 1 - L of the padded row (5.23: max + 1 - n) and "
+             "decode L + k + delta (5.23: each axis from its own last value + 1 + k) in padded "
+             "rows.",
+        test="test_reference_transformers.py::test_get_rope_index"
+             "[transformers==5.23.0-glm4v-*]"),
+)
+
+
+def _version(text):
+    return tuple(int(part) for part in text.split("."))
+
+
+def difference_for(version, family):
+    """The row covering transformers `version` (a tuple) and `family`, or None."""
+    rows = [d for d in DIFFERENCES
+            if d.family == family and version >= _version(d.references.lstrip(">="))]
+    assert len(rows) <= 1, rows
+    return rows[0] if rows else None

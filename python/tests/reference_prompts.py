@@ -1,0 +1,161 @@
+"""Seeded random prompts laid out as each family's processor lays them out, for the differential
+tests against the references (test_reference_transformers.py). numpy only: the same prompts go
+to mrope in the test process and to a reference in its own process (reference_runner.py).
+
+A prompt is a dict: input_ids, attention_mask, mm_token_type_ids ([B, L] int64), image_grid_thw,
+video_grid_thw ([N, 3] int64 or None), second_per_grid_ts (float32 per video, Qwen2.5-VL only, as
+the processor returns it), layout (one readable string per row, as in tests/golden) and features
+(per row, vLLM's view of each item: modality, placeholder offset in the unpadded row, length,
+grid, seconds per grid or None).
+"""
+import numpy as np
+
+# The checkpoints' token ids and vision config (Qwen/Qwen2-VL-7B-Instruct, Qwen2.5-VL-7B,
+# Qwen3-VL-8B, THUDM/GLM-4.1V-9B-Thinking), given to both sides.
+_QWEN_IDS = {"vision_start_token_id": 151652, "vision_end_token_id": 151653,
+             "image_token_id": 151655, "video_token_id": 151656}
+_GLM_IDS = {"image_start_token_id": 151339, "image_end_token_id": 151340,
+            "video_start_token_id": 151341, "video_end_token_id": 151342,
+            "image_token_id": 151343, "video_token_id": 151344}
+FAMILY_CONFIG = {
+    "qwen2_vl": {**_QWEN_IDS, "spatial_merge_size": 2},
+    "qwen2_5_vl": {**_QWEN_IDS, "spatial_merge_size": 2, "tokens_per_second": 2},
+    "qwen3_vl": {**_QWEN_IDS, "spatial_merge_size": 2},
+    "glm4v": {**_GLM_IDS, "spatial_merge_size": 2},
+}
+PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, also text
+TEXT_IDS = (0, 151000)  # ordinary vocabulary: no special token of any family
+
+# Video sampling rates: seconds per temporal grid is temporal_patch_size (2) / fps, so fps above
+# 2 gives fractional seconds (2/3 s, 0.4 s, 1/3 s, 0.8 s, 0.25 s): what transformers PR #48669
+# changed for Qwen2.5-VL.
+FPS = (0.5, 1.0, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+
+
+def _grid(rng, video):
+    """(t, h, w) before the 2x2 merge: h, w even; images have t = 1."""
+    t = int(rng.integers(1, 6)) if video else 1
+    return t, 2 * int(rng.integers(1, 9)), 2 * int(rng.integers(1, 9))
+
+
+def _text(rng, n):
+    return [int(x) for x in rng.integers(*TEXT_IDS, size=n)]
+
+
+def _placeholder(family, video, version, types):
+    """vLLM's placeholder range of a block, (start, length): its media tokens; a Qwen3-VL
+    video's covers its frames (timestamps and inner pairs too), inside the outer pair if any."""
+    if family == "qwen3_vl" and video:
+        outer = int(version >= (5, 10))
+        return outer, len(types) - 2 * outer
+    media = [i for i, t in enumerate(types) if t]
+    return media[0], media[-1] + 1 - media[0]
+
+
+def _image_tokens(family, grid, ids):
+    """(token ids, mm types) of one image block."""
+    pads = grid[0] * grid[1] * grid[2] // 4
+    if family == "glm4v":
+        return ([ids["image_start_token_id"]] + [ids["image_token_id"]] * pads +
+                [ids["image_end_token_id"]], [0] + [1] * pads + [0])
+    return ([ids["vision_start_token_id"]] + [ids["image_token_id"]] * pads +
+            [ids["vision_end_token_id"]], [0] + [1] * pads + [0])
+
+
+def _video_tokens(rng, family, grid, ids, version):
+    """(token ids, mm types) of one video block in the processor layout of `version`."""
+    t, h, w = grid
+    frame = h * w // 4
+    tokens, types = [], []
+    if family in ("qwen2_vl", "qwen2_5_vl"):  # one block of t*h*w/4 pads
+        return ([ids["vision_start_token_id"]] + [ids["video_token_id"]] * (t * frame) +
+                [ids["vision_end_token_id"]], [0] + [2] * (t * frame) + [0])
+    if family == "qwen3_vl":
+        # Per temporal grid: "<x.y seconds>" (text), <vs>, pads, <ve>. transformers >= 5.10's
+        # processor keeps the chat template's outer <vs> ... <ve> around the frames.
+        outer = version >= (5, 10)
+        if outer:
+            tokens, types = [ids["vision_start_token_id"]], [0]
+        for _ in range(t):
+            stamp = int(rng.integers(3, 7))
+            tokens += _text(rng, stamp) + [ids["vision_start_token_id"]]
+            tokens += [ids["video_token_id"]] * frame + [ids["vision_end_token_id"]]
+            types += [0] * (stamp + 1) + [2] * frame + [0]
+        if outer:
+            tokens, types = tokens + [ids["vision_end_token_id"]], types + [0]
+        return tokens, types
+    # GLM-4.1V: <|begin_of_video|>, per temporal grid <|begin_of_image|>, h*w/4 <|image|>,
+    # <|end_of_image|>, str(int(timestamp)); then <|end_of_video|>. Frames are <|image|> ids.
+    tokens, types = [ids["video_start_token_id"]], [0]
+    for k in range(t):
+        stamp = len(str(k))
+        tokens += [ids["image_start_token_id"]] + [ids["image_token_id"]] * frame
+        tokens += [ids["image_end_token_id"]] + _text(rng, stamp)
+        types += [0] + [2] * frame + [0] * (1 + stamp)
+    return tokens + [ids["video_end_token_id"]], types + [0]
+
+
+def random_prompt(rng, family, version):
+    """One batch of 1-4 rows; each row text runs with 0-3 images or videos (or text only).
+    Rows are padded to the longest, left or right (one side per batch)."""
+    ids = FAMILY_CONFIG[family]
+    rows, images, videos, seconds, layouts, features = [], [], [], [], [], []
+    batch = int(rng.integers(1, 5))
+    for _ in range(batch):
+        n_text = int(rng.integers(1, 12))
+        tokens, types, layout = _text(rng, n_text), [0] * n_text, [f"T{n_text}"]
+        row_features = []
+        for _ in range(int(rng.integers(0, 4))):
+            video = bool(rng.integers(0, 2))
+            grid = _grid(rng, video)
+            if video:
+                block, block_types = _video_tokens(rng, family, grid, ids, version)
+                videos.append(grid)
+                fps = float(FPS[rng.integers(0, len(FPS))])
+                seconds.append(2.0 / fps)
+                layout.append("V%dx%dx%d@%gfps" % (*grid, fps))
+            else:
+                block, block_types = _image_tokens(family, grid, ids)
+                images.append(grid)
+                layout.append("I%dx%dx%d" % grid)
+            start, length = _placeholder(family, video, version, block_types)
+            row_features.append(("video" if video else "image", len(tokens) + start, length,
+                                 grid, np.float32(seconds[-1]) if video else None))
+            n_text = int(rng.integers(0, 8))
+            tokens += block + _text(rng, n_text)
+            types += block_types + [0] * n_text
+            if n_text:
+                layout.append(f"T{n_text}")
+        rows.append((tokens, types))
+        features.append(row_features)
+        layouts.append(" ".join(layout))
+    length = max(len(t) for t, _ in rows)
+    left = bool(rng.integers(0, 2))
+    input_ids = np.full((batch, length), PAD_ID, dtype=np.int64)
+    mask = np.zeros((batch, length), dtype=np.int64)
+    mm_types = np.zeros((batch, length), dtype=np.int64)
+    for b, (tokens, types) in enumerate(rows):
+        cols = slice(length - len(tokens), length) if left else slice(0, len(tokens))
+        input_ids[b, cols], mask[b, cols], mm_types[b, cols] = tokens, 1, types
+    grids = lambda g: np.array(g, dtype=np.int64).reshape(-1, 3) if g else None
+    return {
+        "input_ids": input_ids, "attention_mask": mask, "mm_token_type_ids": mm_types,
+        "image_grid_thw": grids(images), "video_grid_thw": grids(videos),
+        # The processor's list of Python floats becomes a float32 tensor.
+        "second_per_grid_ts": (np.array(seconds, dtype=np.float32)
+                               if family == "qwen2_5_vl" and seconds else None),
+        "layout": ("left " if left else "right ") + " | ".join(layouts),
+        "features": features,
+    }
+
+
+def random_prompts(family, version, count, seed):
+    """`count` prompts with media (a batch of text-only rows is not given to get_rope_index
+    by the models), the same for the same arguments."""
+    rng = np.random.default_rng([seed, sorted(FAMILY_CONFIG).index(family), *version])
+    prompts = []
+    while len(prompts) < count:
+        prompt = random_prompt(rng, family, version)
+        if prompt["image_grid_thw"] is not None or prompt["video_grid_thw"] is not None:
+            prompts.append(prompt)
+    return prompts

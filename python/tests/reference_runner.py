@@ -1,0 +1,104 @@
+"""Runs prompts through an installed transformers' own get_rope_index and generate() step, in
+the process the test starts for that transformers (its directory first on sys.path).
+
+stdin: pickle {"families": {family: (config, [prompts of reference_prompts.py])},
+"decode_steps": K}.
+stdout: pickle {"version", "results": {family: [{positions, deltas, decode, error}]},
+"sources": {family: "path:line of get_rope_index"}}; numpy arrays, dtypes as torch gave them.
+
+The model classes' methods are called unbound on a stand-in `self` with the config attributes
+they read: no weights, no downloads.
+"""
+import importlib
+import inspect
+import pickle
+import sys
+import types
+
+import numpy as np
+import torch
+import transformers
+from transformers.generation.utils import GenerationMixin
+
+MODEL_CLASSES = {
+    "qwen2_vl": "qwen2_vl.modeling_qwen2_vl.Qwen2VLModel",
+    "qwen2_5_vl": "qwen2_5_vl.modeling_qwen2_5_vl.Qwen2_5_VLModel",
+    "qwen3_vl": "qwen3_vl.modeling_qwen3_vl.Qwen3VLModel",
+    "glm4v": "glm4v.modeling_glm4v.Glm4vModel",
+}
+
+
+class _Self:
+    """`self` for an unbound call: the class's methods bound to it, a config namespace."""
+
+    def __init__(self, cls, config):
+        self.__dict__.update(_cls=cls, config=config, rope_deltas=None)
+
+    def __getattr__(self, name):
+        cls = self.__dict__["_cls"]
+        if isinstance(inspect.getattr_static(cls, name), (staticmethod, classmethod)):
+            return getattr(cls, name)
+        value = getattr(cls, name)
+        return value.__get__(self) if hasattr(value, "__get__") else value
+
+
+def _config(values):
+    vision = types.SimpleNamespace(temporal_patch_size=2, tokens_per_second=2)
+    ids = {}
+    for key, value in values.items():
+        if key in ("spatial_merge_size", "tokens_per_second"):
+            setattr(vision, key, value)
+        else:
+            ids[key] = value
+    return types.SimpleNamespace(vision_config=vision, text_config=types.SimpleNamespace(**ids),
+                                 **ids)
+
+
+def _tensor(value, dtype=None):
+    return None if value is None else torch.tensor(value, dtype=dtype)
+
+
+def run(family, config, prompts, decode_steps):
+    module, _, name = MODEL_CLASSES[family].rpartition(".")
+    cls = getattr(importlib.import_module("transformers.models." + module), name)
+    this = _Self(cls, _config(config))
+    accepted = inspect.signature(cls.get_rope_index).parameters
+    v5_generate = "mm_token_type_ids" in accepted  # decode: each axis from its own last value
+    results = []
+    for prompt in prompts:
+        kwargs = {key: _tensor(prompt[key]) for key in
+                  ("attention_mask", "mm_token_type_ids", "image_grid_thw", "video_grid_thw")}
+        kwargs["second_per_grid_ts"] = _tensor(prompt["second_per_grid_ts"], torch.float32)
+        kwargs = {k: v for k, v in kwargs.items() if k in accepted and v is not None}
+        try:
+            positions, deltas = cls.get_rope_index(this, _tensor(prompt["input_ids"]), **kwargs)
+        except Exception as e:  # the reference's own failure is a result too
+            results.append({"error": f"{type(e).__name__}: {e}"})
+            continue
+        result = {"positions": positions.numpy(), "deltas": deltas.numpy()}
+        if v5_generate:
+            # generate(): model_kwargs["position_ids"] grows by _update_model_kwargs_for_generation
+            # each step (the text row in front of these three does not change them).
+            model_kwargs = {"position_ids": positions}
+            for _ in range(decode_steps):
+                model_kwargs = GenerationMixin._update_model_kwargs_for_generation(
+                    this, {}, model_kwargs, num_new_tokens=1)
+            result["decode"] = model_kwargs["position_ids"][..., -decode_steps:].numpy()
+        results.append(result)
+    source = inspect.getsourcefile(cls.get_rope_index)
+    line = inspect.getsourcelines(cls.get_rope_index)[1]
+    return results, f"{source.split('site-packages/')[-1].split('targets/')[-1]}:{line}"
+
+
+def main():
+    request = pickle.load(sys.stdin.buffer)
+    response = {"version": transformers.__version__, "torch": torch.__version__,
+                "results": {}, "sources": {}}
+    for family, (config, prompts) in request["families"].items():
+        response["results"][family], response["sources"][family] = run(
+            family, config, prompts, request["decode_steps"])
+    pickle.dump(response, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    main()

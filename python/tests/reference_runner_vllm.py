@@ -1,0 +1,81 @@
+"""Runs single requests through an installed vLLM's own get_mrope_input_positions(input_tokens,
+mm_features), in the process the test starts for it (its directory first on sys.path).
+
+stdin: pickle {"families": {family: (config, [requests])}}, a request being
+(input_tokens, [(modality, offset, length, (t, h, w), second_per_grid_ts or None)]).
+stdout: pickle {"version", "results": {family: [{positions, delta} or {error}]}, "sources"}.
+
+The model classes' methods are called unbound on a stand-in `self` with the config attributes
+they read; the features are plain holders of the fields vLLM reads (MultiModalFeatureSpec's
+modality, mm_position.offset/.length, data[key].data).
+"""
+import importlib
+import inspect
+import pickle
+import sys
+import types
+
+import torch
+import vllm
+
+MODEL_CLASSES = {
+    "qwen2_5_vl": "qwen2_5_vl.Qwen2_5_VLForConditionalGeneration",
+    "qwen3_vl": "qwen3_vl.Qwen3VLForConditionalGeneration",
+}
+
+
+class _Self:
+    def __init__(self, cls, config):
+        self.__dict__.update(_cls=cls, config=config)
+
+    def __getattr__(self, name):
+        cls = self.__dict__["_cls"]
+        if isinstance(inspect.getattr_static(cls, name), (staticmethod, classmethod)):
+            return getattr(cls, name)
+        value = getattr(cls, name)
+        return value.__get__(self) if hasattr(value, "__get__") else value
+
+
+def _config(values):
+    vision = types.SimpleNamespace(
+        **{k: v for k, v in values.items() if k in ("spatial_merge_size", "tokens_per_second")})
+    ids = {k: v for k, v in values.items() if k.endswith("_token_id")}
+    return types.SimpleNamespace(vision_config=vision, **ids)
+
+
+def _feature(modality, offset, length, grid, seconds):
+    data = {f"{modality}_grid_thw": types.SimpleNamespace(data=torch.tensor(grid))}
+    if seconds is not None:
+        data["second_per_grid_ts"] = types.SimpleNamespace(data=torch.tensor(seconds))
+    return types.SimpleNamespace(modality=modality, data=data,
+                                 mm_position=types.SimpleNamespace(offset=offset, length=length))
+
+
+def run(family, config, requests):
+    module, _, name = MODEL_CLASSES[family].rpartition(".")
+    cls = getattr(importlib.import_module("vllm.model_executor.models." + module), name)
+    this = _Self(cls, _config(config))
+    results = []
+    for tokens, features in requests:
+        try:
+            positions, delta = cls.get_mrope_input_positions(
+                this, list(tokens), [_feature(*f) for f in features])
+        except Exception as e:  # the reference's own failure is a result too
+            results.append({"error": f"{type(e).__name__}: {e}"})
+            continue
+        results.append({"positions": positions.numpy(), "delta": delta})
+    source = inspect.getsourcefile(cls.get_mrope_input_positions)
+    line = inspect.getsourcelines(cls.get_mrope_input_positions)[1]
+    return results, f"{source.split('targets/')[-1]}:{line}"
+
+
+def main():
+    request = pickle.load(sys.stdin.buffer)
+    response = {"version": vllm.__version__, "results": {}, "sources": {}}
+    for family, (config, requests) in request["families"].items():
+        response["results"][family], response["sources"][family] = run(family, config, requests)
+    pickle.dump(response, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""mrope against the transformers releases installed in the test environment
+(python/requirements-test.txt), run live: seeded random processor-shaped prompts
+(reference_prompts.py) through each release's own get_rope_index and generate() step
+(reference_runner.py, in a process of that release), compared bit for bit with mrope's
+get_rope_index and decode positions under the convention that reproduces the release: values,
+dtypes, padding slots, deltas. Differences mrope keeps are the rows of reference_differences.py.
+
+Options (conftest.py): --cases N prompts per family and release, --seed S.
+"""
+import functools
+import sys
+
+import numpy as np
+import pytest
+
+import mrope
+import reference_differences
+import reference_env
+import reference_prompts
+
+FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v")
+FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
+DECODE_STEPS = 3
+
+
+REFERENCES = reference_env.pinned("transformers")
+
+
+def preset(version, family):
+    """mrope's preset for transformers `version`: hf_v5 from 5.3 (get_rope_index reads
+    mm_token_type_ids), hf_v4 before. GLM-4.1V has no hf_v5 preset (reference_differences)."""
+    if version < (5, 0):
+        return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
+    if family == "glm4v":
+        return "glm4v_hf_v5_2"
+    return family + "_hf_v5"
+
+
+def pytest_generate_tests(metafunc):
+    cases = metafunc.config.getoption("cases")
+    if "index" in metafunc.fixturenames:
+        params = [(r, f, i) for r in REFERENCES for f in FAMILIES for i in range(cases)]
+        metafunc.parametrize("reference,family,index", params,
+                             ids=[f"{r}-{f}-{i}" for r, f, i in params])
+    elif "family" in metafunc.fixturenames:  # the pairs with a known difference
+        params = [(r, f) for r in REFERENCES for f in FAMILIES
+                  if reference_differences.difference_for(REFERENCES[r][0], f)]
+        metafunc.parametrize("reference,family", params, ids=[f"{r}-{f}" for r, f in params])
+    elif "reference" in metafunc.fixturenames:
+        metafunc.parametrize("reference", list(REFERENCES))
+
+
+@functools.lru_cache(maxsize=None)
+def prompts(reference, family, cases, seed):
+    return reference_prompts.random_prompts(family, REFERENCES[reference][0], cases, seed)
+
+
+@functools.lru_cache(maxsize=None)
+def reference_outputs(reference, cases, seed):
+    """The release's results for every family's prompts: one process per release."""
+    request = {"decode_steps": DECODE_STEPS, "families": {
+        f: (reference_prompts.FAMILY_CONFIG[f], prompts(reference, f, cases, seed))
+        for f in FAMILIES}}
+    return reference_env.run("reference_runner.py", REFERENCES[reference][1], request)
+
+
+@pytest.fixture
+def case(request):
+    """(prompts, the release's outputs) under the run's --cases and --seed."""
+    cases, seed = request.config.getoption("cases"), request.config.getoption("seed")
+    reference, family = request.getfixturevalue("reference"), request.getfixturevalue("family")
+    return prompts(reference, family, cases, seed), reference_outputs(reference, cases, seed)
+
+
+@functools.lru_cache(maxsize=None)
+def model_for(version, family, overrides=()):
+    return mrope.Model.from_config(
+        preset(version, family), overrides={**reference_prompts.FAMILY_CONFIG[family],
+                                            **dict(overrides)})
+
+
+def mrope_outputs(version, family, prompt, overrides=None):
+    model = model_for(version, family, tuple(sorted((overrides or {}).items())))
+    kwargs = {k: prompt[k] for k in ("attention_mask", "image_grid_thw", "video_grid_thw",
+                                     "second_per_grid_ts") if prompt[k] is not None}
+    if model.convention == "hf_v5":
+        kwargs["mm_token_type_ids"] = prompt["mm_token_type_ids"]
+    positions, deltas = model.get_rope_index(prompt["input_ids"], **kwargs)
+    decode = model.plan(prompt["input_ids"], **kwargs).decode_positions(DECODE_STEPS)
+    return {"positions": np.asarray(positions), "deltas": np.asarray(deltas),
+            "decode": np.asarray(decode)}
+
+
+def differing_fields(ours, theirs, prompt):
+    """The FIELDS in which mrope's outputs differ from the reference's."""
+    real = prompt["attention_mask"].astype(bool)
+    fields = []
+    if not np.array_equal(ours["positions"][:, real], theirs["positions"][:, real]):
+        fields.append("positions")
+    if not np.array_equal(ours["positions"][:, ~real], theirs["positions"][:, ~real]):
+        fields.append("padding")
+    if not np.array_equal(ours["deltas"], theirs["deltas"]):
+        fields.append("deltas")
+    if (ours["positions"].dtype != theirs["positions"].dtype or
+            ours["deltas"].dtype != theirs["deltas"].dtype or
+            ours["positions"].shape != theirs["positions"].shape or
+            ours["deltas"].shape != theirs["deltas"].shape):
+        fields.append("dtypes")
+    if "decode" in theirs and not np.array_equal(ours["decode"], theirs["decode"]):
+        fields.append("decode")  # transformers 4 decodes inside forward(): not run here
+    return fields
+
+
+def test_reference_is_the_pinned_release(reference, request):
+    outputs = reference_outputs(reference, request.config.getoption("cases"),
+                                request.config.getoption("seed"))
+    assert "transformers==" + outputs["version"] == reference
+    assert outputs["torch"].startswith("2.15.0")
+
+
+def test_get_rope_index(case, reference, family, index):
+    family_prompts, outputs = case
+    prompt, theirs = family_prompts[index], outputs["results"][family][index]
+    where = f"{reference} {outputs['sources'][family]}, prompt {prompt['layout']}"
+    assert "error" not in theirs, f"{where}: the reference failed: {theirs.get('error')}"
+    version = REFERENCES[reference][0]
+    fields = differing_fields(mrope_outputs(version, family, prompt), theirs, prompt)
+    row = reference_differences.difference_for(version, family)
+    if row is None:
+        assert fields == [], f"{where}: mrope differs in {fields}"
+        return
+    assert set(fields) <= set(row.fields), f"{where}: {fields} beyond {row.name}'s {row.fields}"
+    if row.reproduced_by is not None:
+        fixed = differing_fields(mrope_outputs(version, family, prompt, row.reproduced_by),
+                                 theirs, prompt)
+        assert fixed == [], f"{where}: {row.name}'s {row.reproduced_by} differs in {fixed}"
+
+
+def test_known_difference_is_shown(case, reference, family, request):
+    """A row that no prompt shows is stale (or the prompts miss what it is about); with 100
+    prompts or more, each of its fields must show."""
+    version = REFERENCES[reference][0]
+    row = reference_differences.difference_for(version, family)
+    family_prompts, outputs = case
+    shown = set()
+    for prompt, theirs in zip(family_prompts, outputs["results"][family]):
+        shown.update(differing_fields(mrope_outputs(version, family, prompt), theirs, prompt))
+    assert shown, f"{row.name}: no prompt shows it"
+    if request.config.getoption("cases") >= 100:
+        assert shown == set(row.fields), f"{row.name}: prompts show {sorted(shown)}"
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__] + sys.argv[1:]))

@@ -1,0 +1,93 @@
+"""mrope against the vLLM installed in the test environment (python/requirements-test.txt), run
+live: the rows of seeded random prompts (reference_prompts.py, laid out as transformers 5.23's
+processors lay them out, which vLLM's processors call) as single requests through vLLM's own
+get_mrope_input_positions(input_tokens, mm_features) (reference_runner_vllm.py, in a process of
+that vLLM), compared bit for bit with mrope's get_mrope_input_positions(tokens, mm_features):
+positions, dtype and delta.
+
+Options (conftest.py): --cases N requests per family, --seed S.
+"""
+import functools
+import sys
+
+import numpy as np
+import pytest
+
+import mrope
+import reference_env
+import reference_prompts
+
+FAMILIES = ("qwen2_5_vl", "qwen3_vl")
+REFERENCES = reference_env.pinned("vllm")
+PROCESSOR_LAYOUT = (5, 23)  # the transformers whose processors vLLM runs here
+
+
+def pytest_generate_tests(metafunc):
+    if "index" in metafunc.fixturenames:
+        params = [(r, f, i) for r in REFERENCES for f in FAMILIES
+                  for i in range(metafunc.config.getoption("cases"))]
+        metafunc.parametrize("reference,family,index", params,
+                             ids=[f"{r}-{f}-{i}" for r, f, i in params])
+    elif "reference" in metafunc.fixturenames:
+        metafunc.parametrize("reference", list(REFERENCES))
+
+
+@functools.lru_cache(maxsize=None)
+def requests(family, cases, seed):
+    """(input_tokens, features, layout) of the prompts' rows, unpadded, `cases` of them."""
+    found = []
+    for prompt in reference_prompts.random_prompts(family, PROCESSOR_LAYOUT, cases, seed):
+        for b, features in enumerate(prompt["features"]):
+            tokens = prompt["input_ids"][b][prompt["attention_mask"][b].astype(bool)]
+            layout = prompt["layout"].split(" ", 1)[1].split(" | ")[b]
+            if family != "qwen2_5_vl":  # only Qwen2.5-VL's features carry seconds per grid
+                features = [f[:4] + (None,) for f in features]
+            found.append(([int(t) for t in tokens], features, layout))
+    return found[:cases]
+
+
+@functools.lru_cache(maxsize=None)
+def reference_outputs(reference, cases, seed):
+    request = {"families": {
+        f: (reference_prompts.FAMILY_CONFIG[f], [r[:2] for r in requests(f, cases, seed)])
+        for f in FAMILIES}}
+    return reference_env.run("reference_runner_vllm.py", REFERENCES[reference][1], request)
+
+
+@functools.lru_cache(maxsize=None)
+def model_for(family):
+    return mrope.Model.from_config(family + "_vllm",
+                                   overrides=reference_prompts.FAMILY_CONFIG[family])
+
+
+def as_feature(modality, offset, length, grid, seconds):
+    data = {f"{modality}_grid_thw": list(grid)}
+    if seconds is not None:
+        data["second_per_grid_ts"] = seconds
+    return {"modality": modality, "mm_position": {"offset": offset, "length": length},
+            "data": data}
+
+
+def test_reference_is_the_pinned_release(reference, request):
+    outputs = reference_outputs(reference, request.config.getoption("cases"),
+                                request.config.getoption("seed"))
+    assert "vllm==" + outputs["version"] == reference
+
+
+def test_get_mrope_input_positions(reference, family, index, request):
+    cases, seed = request.config.getoption("cases"), request.config.getoption("seed")
+    tokens, features, layout = requests(family, cases, seed)[index]
+    outputs = reference_outputs(reference, cases, seed)
+    theirs = outputs["results"][family][index]
+    where = f"{reference} {outputs['sources'][family]}, request {layout}"
+    assert "error" not in theirs, f"{where}: the reference failed: {theirs.get('error')}"
+    positions, delta = model_for(family).get_mrope_input_positions(
+        np.array(tokens, dtype=np.int64), [as_feature(*f) for f in features])
+    positions = np.asarray(positions)
+    assert positions.dtype == theirs["positions"].dtype, where
+    np.testing.assert_array_equal(positions, theirs["positions"], err_msg=where)
+    assert delta == theirs["delta"], where
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__] + sys.argv[1:]))
