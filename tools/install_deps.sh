@@ -6,7 +6,8 @@
 # and python3-numpy for its wheel test (a venv that sees Debian's numpy). The Python tests run in
 # the pinned environment of python/requirements-test.txt (torch, numpy, pytest and the
 # references: transformers, vLLM), which tools/python_env.sh makes from the package index once
-# and keeps under ~/.cache/mrope-pyenv (offline afterwards).
+# and keeps under ~/.cache/mrope-pyenv (offline afterwards); only with --test (tools/test.sh), so
+# that the demo, the wheel build and the GPU bundle do not download the references (3.3 GB).
 # cmake builds the C ABI's CMake example (examples/cmake) against its install tree.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev
@@ -19,4 +20,6 @@ if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
-"$(dirname "$0")/python_env.sh" >/dev/null
+if [ "${1:-}" = --test ]; then
+  "$(dirname "$0")/python_env.sh" >/dev/null
+fi

@@ -12,7 +12,7 @@
 # own Bazel server and output base; its cases count in the same total.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tools/install_deps.sh || exit 1
+tools/install_deps.sh --test || exit 1
 counts=$(mktemp)
 log=$(mktemp)
 status=0
