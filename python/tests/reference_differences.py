@@ -53,6 +53,60 @@ DIFFERENCES = (
              "rows.",
         test="test_reference_transformers.py::test_get_rope_index"
              "[transformers==5.23.0-glm4v-*]"),
+    Difference(
+        name="qwen3_5_no_hf_v5_convention",
+        # Run: 5.2.0 agrees on every prompt; 5.3.0 and 5.23.0 give these deltas (5.3.0's
+        # Qwen3.5 also raises StopIteration on most video prompts).
+        references=">=5.3.0",
+        family="qwen3_5",
+        fields=("deltas",),
+        reproduced_by=None,
+        reference_line="transformers/models/qwen3_5/modeling_qwen3_5.py, "
+                       "Qwen3_5Model.get_rope_index: `llm_positions.max() + 1 - "
+                       "len(current_input_ids)` (the unpadded row)",
+        what="mrope's one Qwen3.5 preset, qwen3_5 (hf_v5_2), gives a padded row the delta "
+             "max + 1 - L of the padded row; 5.23 gives max + 1 - n. Positions, padding slots "
+             "(0) and decode agree, mm_token_type_ids given as 5.23's processor returns them "
+             "(the outer <vision_start> ... <vision_end> it keeps around a video's frames is "
+             "refused by the token scan without them). Smallest: right T1 I1x2x2 | T2 I1x2x2: "
+             "row 0's delta -1 (5.23: 0).",
+        test="test_reference_transformers.py::test_get_rope_index"
+             "[transformers==5.23.0-qwen3_5-*]"),
+    Difference(
+        name="glm46v_no_hf_v5_convention",
+        # Run: 5.2.0 agrees on every prompt; 5.3.0 and 5.23.0 give these values.
+        references=">=5.3.0",
+        family="glm46v",
+        fields=("padding", "deltas", "decode"),
+        reproduced_by=None,
+        reference_line="transformers/models/glm46v/modeling_glm46v.py, "
+                       "Glm46VModel.get_rope_index (GLM-4.1V's, line for line): "
+                       "`position_ids = torch.zeros(...)`, `llm_positions.max() + 1 - "
+                       "len(current_input_ids)`; transformers/generation/utils.py, "
+                       "_update_model_kwargs_for_generation: `position_ids[..., -1:] + 1`",
+        what="As glm4v_no_hf_v5_convention: mrope's one GLM-4.6V preset, glm46v (hf_v5_2), "
+             "gives padding slots 1 (5.23: 0), the delta max + 1 - L (5.23: max + 1 - n) and "
+             "decode from the padded row's values; positions on real tokens agree. Smallest: "
+             "right T1 | T1 I1x2x2: row 0's padding 1 (5.23: 0), delta -3 (5.23: 0), decode "
+             "2, 3, 4 (5.23: 1, 2, 3).",
+        test="test_reference_transformers.py::test_get_rope_index"
+             "[transformers==5.23.0-glm46v-*]"),
+    Difference(
+        name="paddleocr_vl_no_hf_v5_convention",
+        # Run: 5.2.0 agrees on every prompt; 5.3.0 and 5.23.0 give these deltas.
+        references=">=5.3.0",
+        family="paddleocr_vl",
+        fields=("deltas",),
+        reproduced_by=None,
+        reference_line="transformers/models/paddleocr_vl/modeling_paddleocr_vl.py, "
+                       "PaddleOCRVLModel.get_rope_index (Qwen2-VL's, line for line): "
+                       "`llm_positions.max() + 1 - len(current_input_ids)`, not clamped",
+        what="mrope's one PaddleOCR-VL preset, paddleocr_vl (hf_v5_2), clamps the delta at 0 "
+             "(v5.2's rule) and takes it from the padded row; 5.23 gives max + 1 - n, negative "
+             "too (qwen2_vl_hf_v5's rule). Positions, padding and decode agree. Smallest: "
+             "T1 I1x4x4 (one row, no padding): delta 0 (5.23: -2).",
+        test="test_reference_transformers.py::test_get_rope_index"
+             "[transformers==5.23.0-paddleocr_vl-*]"),
 )
 
 

@@ -11,20 +11,37 @@ grid, seconds per grid or None).
 import numpy as np
 
 # The checkpoints' token ids and vision config (Qwen/Qwen2-VL-7B-Instruct, Qwen2.5-VL-7B,
-# Qwen3-VL-8B, THUDM/GLM-4.1V-9B-Thinking), given to both sides.
+# Qwen3-VL-8B, THUDM/GLM-4.1V-9B-Thinking; Qwen3.5, GLM-4.6V and PaddleOCR-VL: transformers
+# 5.23's configuration defaults), given to both sides. The first four keep their seeds' order.
 _QWEN_IDS = {"vision_start_token_id": 151652, "vision_end_token_id": 151653,
              "image_token_id": 151655, "video_token_id": 151656}
+_QWEN3_5_IDS = {"vision_start_token_id": 248053, "vision_end_token_id": 248054,
+                "image_token_id": 248056, "video_token_id": 248057}
+_PADDLE_IDS = {"vision_start_token_id": 101305, "vision_end_token_id": 101306,
+               "image_token_id": 100295, "video_token_id": 100296}
 _GLM_IDS = {"image_start_token_id": 151339, "image_end_token_id": 151340,
             "video_start_token_id": 151341, "video_end_token_id": 151342,
             "image_token_id": 151343, "video_token_id": 151344}
 FAMILY_CONFIG = {
-    "qwen2_vl": {**_QWEN_IDS, "spatial_merge_size": 2},
-    "qwen2_5_vl": {**_QWEN_IDS, "spatial_merge_size": 2, "tokens_per_second": 2},
-    "qwen3_vl": {**_QWEN_IDS, "spatial_merge_size": 2},
     "glm4v": {**_GLM_IDS, "spatial_merge_size": 2},
+    "qwen2_5_vl": {**_QWEN_IDS, "spatial_merge_size": 2, "tokens_per_second": 2},
+    "qwen2_vl": {**_QWEN_IDS, "spatial_merge_size": 2},
+    "qwen3_vl": {**_QWEN_IDS, "spatial_merge_size": 2},
+    "qwen3_5": {**_QWEN3_5_IDS, "spatial_merge_size": 2},
+    "glm46v": {**_GLM_IDS, "video_start_token_id": 151361, "video_end_token_id": 151362,
+               "spatial_merge_size": 2},
+    "paddleocr_vl": {**_PADDLE_IDS, "spatial_merge_size": 2},
 }
+# How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
+# timestamped frames, GLM-4.1V's bracketed frames; PaddleOCR-VL's processor takes images only.
+LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
+          "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "glm4v": "glm", "glm46v": "glm"}
+IMAGES_ONLY = ("paddleocr_vl",)
 PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, also text
-TEXT_IDS = (0, 151000)  # ordinary vocabulary: no special token of any family
+# Ordinary vocabulary: no special token of the family (PaddleOCR-VL's ERNIE vocabulary has
+# its special tokens from 100272 on).
+TEXT_IDS = {"paddleocr_vl": (0, 100000)}
+DEFAULT_TEXT_IDS = (0, 151000)
 
 # Video sampling rates: seconds per temporal grid is temporal_patch_size (2) / fps, so fps above
 # 2 gives fractional seconds (2/3 s, 0.4 s, 1/3 s, 0.8 s, 0.25 s): what transformers PR #48669
@@ -38,14 +55,14 @@ def _grid(rng, video):
     return t, 2 * int(rng.integers(1, 9)), 2 * int(rng.integers(1, 9))
 
 
-def _text(rng, n):
-    return [int(x) for x in rng.integers(*TEXT_IDS, size=n)]
+def _text(rng, family, n):
+    return [int(x) for x in rng.integers(*TEXT_IDS.get(family, DEFAULT_TEXT_IDS), size=n)]
 
 
 def _placeholder(family, video, version, types):
     """vLLM's placeholder range of a block, (start, length): its media tokens; a Qwen3-VL
     video's covers its frames (timestamps and inner pairs too), inside the outer pair if any."""
-    if family == "qwen3_vl" and video:
+    if LAYOUT[family] == "qwen3" and video:
         outer = int(version >= (5, 10))
         return outer, len(types) - 2 * outer
     media = [i for i, t in enumerate(types) if t]
@@ -55,7 +72,7 @@ def _placeholder(family, video, version, types):
 def _image_tokens(family, grid, ids):
     """(token ids, mm types) of one image block."""
     pads = grid[0] * grid[1] * grid[2] // 4
-    if family == "glm4v":
+    if LAYOUT[family] == "glm":
         return ([ids["image_start_token_id"]] + [ids["image_token_id"]] * pads +
                 [ids["image_end_token_id"]], [0] + [1] * pads + [0])
     return ([ids["vision_start_token_id"]] + [ids["image_token_id"]] * pads +
@@ -67,10 +84,10 @@ def _video_tokens(rng, family, grid, ids, version):
     t, h, w = grid
     frame = h * w // 4
     tokens, types = [], []
-    if family in ("qwen2_vl", "qwen2_5_vl"):  # one block of t*h*w/4 pads
+    if LAYOUT[family] == "qwen2":  # one block of t*h*w/4 pads
         return ([ids["vision_start_token_id"]] + [ids["video_token_id"]] * (t * frame) +
                 [ids["vision_end_token_id"]], [0] + [2] * (t * frame) + [0])
-    if family == "qwen3_vl":
+    if LAYOUT[family] == "qwen3":
         # Per temporal grid: "<x.y seconds>" (text), <vs>, pads, <ve>. transformers >= 5.10's
         # processor keeps the chat template's outer <vs> ... <ve> around the frames.
         outer = version >= (5, 10)
@@ -78,19 +95,20 @@ def _video_tokens(rng, family, grid, ids, version):
             tokens, types = [ids["vision_start_token_id"]], [0]
         for _ in range(t):
             stamp = int(rng.integers(3, 7))
-            tokens += _text(rng, stamp) + [ids["vision_start_token_id"]]
+            tokens += _text(rng, family, stamp) + [ids["vision_start_token_id"]]
             tokens += [ids["video_token_id"]] * frame + [ids["vision_end_token_id"]]
             types += [0] * (stamp + 1) + [2] * frame + [0]
         if outer:
             tokens, types = tokens + [ids["vision_end_token_id"]], types + [0]
         return tokens, types
     # GLM-4.1V: <|begin_of_video|>, per temporal grid <|begin_of_image|>, h*w/4 <|image|>,
-    # <|end_of_image|>, str(int(timestamp)); then <|end_of_video|>. Frames are <|image|> ids.
+    # <|end_of_image|>, str(int(timestamp)) (GLM-4.6V: f"{timestamp:.1f} seconds"); then
+    # <|end_of_video|>. Frames are <|image|> ids.
     tokens, types = [ids["video_start_token_id"]], [0]
     for k in range(t):
-        stamp = len(str(k))
+        stamp = len(str(k)) if family == "glm4v" else int(rng.integers(3, 7))
         tokens += [ids["image_start_token_id"]] + [ids["image_token_id"]] * frame
-        tokens += [ids["image_end_token_id"]] + _text(rng, stamp)
+        tokens += [ids["image_end_token_id"]] + _text(rng, family, stamp)
         types += [0] + [2] * frame + [0] * (1 + stamp)
     return tokens + [ids["video_end_token_id"]], types + [0]
 
@@ -103,10 +121,10 @@ def random_prompt(rng, family, version):
     batch = int(rng.integers(1, 5))
     for _ in range(batch):
         n_text = int(rng.integers(1, 12))
-        tokens, types, layout = _text(rng, n_text), [0] * n_text, [f"T{n_text}"]
+        tokens, types, layout = _text(rng, family, n_text), [0] * n_text, [f"T{n_text}"]
         row_features = []
         for _ in range(int(rng.integers(0, 4))):
-            video = bool(rng.integers(0, 2))
+            video = bool(rng.integers(0, 2)) and family not in IMAGES_ONLY
             grid = _grid(rng, video)
             if video:
                 block, block_types = _video_tokens(rng, family, grid, ids, version)
@@ -122,7 +140,7 @@ def random_prompt(rng, family, version):
             row_features.append(("video" if video else "image", len(tokens) + start, length,
                                  grid, np.float32(seconds[-1]) if video else None))
             n_text = int(rng.integers(0, 8))
-            tokens += block + _text(rng, n_text)
+            tokens += block + _text(rng, family, n_text)
             types += block_types + [0] * n_text
             if n_text:
                 layout.append(f"T{n_text}")
@@ -152,7 +170,7 @@ def random_prompt(rng, family, version):
 def random_prompts(family, version, count, seed):
     """`count` prompts with media (a batch of text-only rows is not given to get_rope_index
     by the models), the same for the same arguments."""
-    rng = np.random.default_rng([seed, sorted(FAMILY_CONFIG).index(family), *version])
+    rng = np.random.default_rng([seed, list(FAMILY_CONFIG).index(family), *version])
     prompts = []
     while len(prompts) < count:
         prompt = random_prompt(rng, family, version)

@@ -25,6 +25,9 @@ MODEL_CLASSES = {
     "qwen2_5_vl": "qwen2_5_vl.modeling_qwen2_5_vl.Qwen2_5_VLModel",
     "qwen3_vl": "qwen3_vl.modeling_qwen3_vl.Qwen3VLModel",
     "glm4v": "glm4v.modeling_glm4v.Glm4vModel",
+    "qwen3_5": "qwen3_5.modeling_qwen3_5.Qwen3_5Model",
+    "glm46v": "glm46v.modeling_glm46v.Glm46VModel",
+    "paddleocr_vl": "paddleocr_vl.modeling_paddleocr_vl.PaddleOCRVLModel",
 }
 
 

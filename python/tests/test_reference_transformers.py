@@ -18,7 +18,13 @@ import reference_differences
 import reference_env
 import reference_prompts
 
-FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v")
+FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl")
+# Families new in transformers 5.x: mrope's one preset for each follows v5.2.0 (hf_v5_2).
+NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl")
+# Of those, the ones given the processor's mm_token_type_ids as 5.23's processor returns them
+# (Qwen3.5's outer <vision_start> ... <vision_end> around a video's frames is parsed from
+# them only: a token scan refuses it); GLM's bracketed videos refuse them (reference_differences).
+TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl")
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
 
@@ -26,24 +32,33 @@ DECODE_STEPS = 3
 REFERENCES = reference_env.pinned("transformers")
 
 
+def families(version):
+    """The FAMILIES transformers `version` has."""
+    return tuple(f for f in FAMILIES if version >= (5, 0) or f not in NEW_IN_V5)
+
+
 def preset(version, family):
     """mrope's preset for transformers `version`: hf_v5 from 5.3 (get_rope_index reads
-    mm_token_type_ids), hf_v4 before. GLM-4.1V has no hf_v5 preset (reference_differences)."""
+    mm_token_type_ids), hf_v4 before. GLM-4.1V and the NEW_IN_V5 families have no hf_v5 preset
+    (reference_differences)."""
     if version < (5, 0):
         return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
     if family == "glm4v":
         return "glm4v_hf_v5_2"
+    if family in NEW_IN_V5:
+        return family
     return family + "_hf_v5"
 
 
 def pytest_generate_tests(metafunc):
     cases = metafunc.config.getoption("cases")
     if "index" in metafunc.fixturenames:
-        params = [(r, f, i) for r in REFERENCES for f in FAMILIES for i in range(cases)]
+        params = [(r, f, i) for r in REFERENCES for f in families(REFERENCES[r][0])
+                  for i in range(cases)]
         metafunc.parametrize("reference,family,index", params,
                              ids=[f"{r}-{f}-{i}" for r, f, i in params])
     elif "family" in metafunc.fixturenames:  # the pairs with a known difference
-        params = [(r, f) for r in REFERENCES for f in FAMILIES
+        params = [(r, f) for r in REFERENCES for f in families(REFERENCES[r][0])
                   if reference_differences.difference_for(REFERENCES[r][0], f)]
         metafunc.parametrize("reference,family", params, ids=[f"{r}-{f}" for r, f in params])
     elif "reference" in metafunc.fixturenames:
@@ -60,7 +75,7 @@ def reference_outputs(reference, cases, seed):
     """The release's results for every family's prompts: one process per release."""
     request = {"decode_steps": DECODE_STEPS, "families": {
         f: (reference_prompts.FAMILY_CONFIG[f], prompts(reference, f, cases, seed))
-        for f in FAMILIES}}
+        for f in families(REFERENCES[reference][0])}}
     return reference_env.run("reference_runner.py", REFERENCES[reference][1], request)
 
 
@@ -83,7 +98,7 @@ def mrope_outputs(version, family, prompt, overrides=None):
     model = model_for(version, family, tuple(sorted((overrides or {}).items())))
     kwargs = {k: prompt[k] for k in ("attention_mask", "image_grid_thw", "video_grid_thw",
                                      "second_per_grid_ts") if prompt[k] is not None}
-    if model.convention == "hf_v5":
+    if model.convention == "hf_v5" or family in TYPED_BLOCKS:
         kwargs["mm_token_type_ids"] = prompt["mm_token_type_ids"]
     positions, deltas = model.get_rope_index(prompt["input_ids"], **kwargs)
     decode = model.plan(prompt["input_ids"], **kwargs).decode_positions(DECODE_STEPS)
