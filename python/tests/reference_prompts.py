@@ -31,12 +31,21 @@ FAMILY_CONFIG = {
     "glm46v": {**_GLM_IDS, "video_start_token_id": 151361, "video_end_token_id": 151362,
                "spatial_merge_size": 2},
     "paddleocr_vl": {**_PADDLE_IDS, "spatial_merge_size": 2},
+    # Qwen/Qwen2.5-Omni-7B's thinker.
+    "qwen2_5_omni": {**_QWEN_IDS, "audio_token_id": 151646, "audio_start_token_id": 151647,
+                     "audio_end_token_id": 151648, "spatial_merge_size": 2,
+                     "position_id_per_seconds": 25, "seconds_per_chunk": 2},
 }
 # How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
 # timestamped frames, GLM-4.1V's bracketed frames; PaddleOCR-VL's processor takes images only.
 LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
-          "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "glm4v": "glm", "glm46v": "glm"}
+          "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "glm4v": "glm", "glm46v": "glm",
+          "qwen2_5_omni": "qwen2"}
 IMAGES_ONLY = ("paddleocr_vl",)
+# Families with audio blocks (<audio_start> pads <audio_end>) and, when a batch's
+# use_audio_in_video is set, videos with their audio interleaved by chunk.
+AUDIO = ("qwen2_5_omni",)
+MM_TYPE = {"image": 1, "video": 2, "audio": 3}
 PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, also text
 # Ordinary vocabulary: no special token of the family (PaddleOCR-VL's ERNIE vocabulary has
 # its special tokens from 100272 on).
@@ -113,31 +122,84 @@ def _video_tokens(rng, family, grid, ids, version):
     return tokens + [ids["video_end_token_id"]], types + [0]
 
 
+def _audio_length(rng):
+    """(feature frames, tokens) of one audio: the encoder's two stride-2 stages."""
+    frames = int(rng.integers(8, 600))
+    return frames, ((frames - 1) // 2 + 1 - 2) // 2 + 1
+
+
+def _chunks(indices, per_chunk):
+    """Qwen2_5OmniProcessor.get_chunked_index: lengths of the runs of `indices` (ascending)
+    below per_chunk, 2 * per_chunk, ..."""
+    bounds = [0] + [i for i in range(1, len(indices))
+                    if indices[i] // per_chunk > indices[i - 1] // per_chunk] + [len(indices)]
+    return [b - a for a, b in zip(bounds, bounds[1:])]
+
+
+def _video_with_audio(grid, seconds, audio_tokens, ids):
+    """Qwen2_5OmniProcessor.replace_video_with_audio_token inside <vision_start> ...
+    <vision_end>: per 2-second chunk the video's tokens, then the audio's."""
+    t, h, w = grid
+    frame = h * w // 4
+    per_chunk = int(ids["position_id_per_seconds"] * ids["seconds_per_chunk"])
+    video = _chunks(np.repeat(np.arange(t), frame) * seconds * ids["position_id_per_seconds"],
+                    per_chunk)
+    audio = _chunks(np.arange(audio_tokens), per_chunk)
+    tokens, types = [ids["vision_start_token_id"], ids["audio_start_token_id"]], [0, 0]
+    for j in range(max(len(video), len(audio))):
+        if j < len(video):
+            tokens, types = tokens + [ids["video_token_id"]] * video[j], types + [2] * video[j]
+        if j < len(audio):
+            tokens, types = tokens + [ids["audio_token_id"]] * audio[j], types + [3] * audio[j]
+    return (tokens + [ids["audio_end_token_id"], ids["vision_end_token_id"]],
+            types + [0, 0])
+
+
 def random_prompt(rng, family, version):
-    """One batch of 1-4 rows; each row text runs with 0-3 images or videos (or text only).
-    Rows are padded to the longest, left or right (one side per batch)."""
+    """One batch of 1-4 rows; each row text runs with 0-3 images or videos (Omni: or audios;
+    or text only). Rows are padded to the longest, left or right (one side per batch)."""
     ids = FAMILY_CONFIG[family]
     rows, images, videos, seconds, layouts, features = [], [], [], [], [], []
+    audios = []
+    in_video = family in AUDIO and bool(rng.integers(0, 2))  # use_audio_in_video
     batch = int(rng.integers(1, 5))
     for _ in range(batch):
         n_text = int(rng.integers(1, 12))
         tokens, types, layout = _text(rng, family, n_text), [0] * n_text, [f"T{n_text}"]
         row_features = []
         for _ in range(int(rng.integers(0, 4))):
-            video = bool(rng.integers(0, 2)) and family not in IMAGES_ONLY
+            if family in AUDIO:
+                kind = ("image", "video", "audio")[int(rng.integers(0, 3))]
+            else:
+                kind = ("video" if bool(rng.integers(0, 2)) and family not in IMAGES_ONLY
+                        else "image")
+            video = kind == "video"
             grid = _grid(rng, video)
-            if video:
-                block, block_types = _video_tokens(rng, family, grid, ids, version)
-                videos.append(grid)
+            if kind == "audio":
+                frames, n_audio = _audio_length(rng)
+                audios.append(frames)
+                block = ([ids["audio_start_token_id"]] + [ids["audio_token_id"]] * n_audio +
+                         [ids["audio_end_token_id"]])
+                block_types = [0] + [3] * n_audio + [0]
+                layout.append(f"A{frames}")
+            elif video:
                 fps = float(FPS[rng.integers(0, len(FPS))])
+                if in_video:
+                    frames, n_audio = _audio_length(rng)
+                    audios.append(frames)
+                    block, block_types = _video_with_audio(grid, 2.0 / fps, n_audio, ids)
+                    layout.append("V%dx%dx%d@%gfps+A%d" % (*grid, fps, frames))
+                else:
+                    block, block_types = _video_tokens(rng, family, grid, ids, version)
+                    layout.append("V%dx%dx%d@%gfps" % (*grid, fps))
+                videos.append(grid)
                 seconds.append(2.0 / fps)
-                layout.append("V%dx%dx%d@%gfps" % (*grid, fps))
             else:
                 block, block_types = _image_tokens(family, grid, ids)
                 images.append(grid)
                 layout.append("I%dx%dx%d" % grid)
             start, length = _placeholder(family, video, version, block_types)
-            row_features.append(("video" if video else "image", len(tokens) + start, length,
+            row_features.append((kind, len(tokens) + start, length,
                                  grid, np.float32(seconds[-1]) if video else None))
             n_text = int(rng.integers(0, 8))
             tokens += block + _text(rng, family, n_text)
@@ -159,9 +221,12 @@ def random_prompt(rng, family, version):
     return {
         "input_ids": input_ids, "attention_mask": mask, "mm_token_type_ids": mm_types,
         "image_grid_thw": grids(images), "video_grid_thw": grids(videos),
-        # The processor's list of Python floats becomes a float32 tensor.
+        # The processor's list of Python floats becomes a float32 tensor (Omni's
+        # video_second_per_grid, the thinker's second_per_grids, too).
         "second_per_grid_ts": (np.array(seconds, dtype=np.float32)
-                               if family == "qwen2_5_vl" and seconds else None),
+                               if family in ("qwen2_5_vl", "qwen2_5_omni") and seconds else None),
+        "audio_seqlens": np.array(audios, dtype=np.int64) if audios else None,
+        "use_audio_in_video": in_video,
         "layout": ("left " if left else "right ") + " | ".join(layouts),
         "features": features,
     }

@@ -28,6 +28,7 @@ MODEL_CLASSES = {
     "qwen3_5": "qwen3_5.modeling_qwen3_5.Qwen3_5Model",
     "glm46v": "glm46v.modeling_glm46v.Glm46VModel",
     "paddleocr_vl": "paddleocr_vl.modeling_paddleocr_vl.PaddleOCRVLModel",
+    "qwen2_5_omni": "qwen2_5_omni.modeling_qwen2_5_omni.Qwen2_5OmniThinkerForConditionalGeneration",
 }
 
 
@@ -35,7 +36,9 @@ class _Self:
     """`self` for an unbound call: the class's methods bound to it, a config namespace."""
 
     def __init__(self, cls, config):
-        self.__dict__.update(_cls=cls, config=config, rope_deltas=None)
+        # The Omni thinker reads its merge size from itself (__init__ copies it there).
+        self.__dict__.update(_cls=cls, config=config, rope_deltas=None,
+                             spatial_merge_size=config.vision_config.spatial_merge_size)
 
     def __getattr__(self, name):
         cls = self.__dict__["_cls"]
@@ -72,6 +75,10 @@ def run(family, config, prompts, decode_steps):
         kwargs = {key: _tensor(prompt[key]) for key in
                   ("attention_mask", "mm_token_type_ids", "image_grid_thw", "video_grid_thw")}
         kwargs["second_per_grid_ts"] = _tensor(prompt["second_per_grid_ts"], torch.float32)
+        # The Omni thinker's names for them.
+        kwargs["second_per_grids"] = kwargs["second_per_grid_ts"]
+        kwargs["audio_seqlens"] = _tensor(prompt.get("audio_seqlens"))
+        kwargs["use_audio_in_video"] = prompt.get("use_audio_in_video") or None
         kwargs = {k: v for k, v in kwargs.items() if k in accepted and v is not None}
         try:
             positions, deltas = cls.get_rope_index(this, _tensor(prompt["input_ids"]), **kwargs)

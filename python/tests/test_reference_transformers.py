@@ -18,7 +18,8 @@ import reference_differences
 import reference_env
 import reference_prompts
 
-FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl")
+FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
+            "qwen2_5_omni")
 # Families new in transformers 5.x: mrope's one preset for each follows v5.2.0 (hf_v5_2).
 NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl")
 # Of those, the ones given the processor's mm_token_type_ids as 5.23's processor returns them
@@ -40,11 +41,12 @@ def families(version):
 def preset(version, family):
     """mrope's preset for transformers `version`: hf_v5 from 5.3 (get_rope_index reads
     mm_token_type_ids), hf_v4 before. GLM-4.1V and the NEW_IN_V5 families have no hf_v5 preset
-    (reference_differences)."""
+    (reference_differences); nor has the Qwen2.5-Omni thinker (its get_rope_index reads no
+    mm_token_type_ids)."""
     if version < (5, 0):
         return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
-    if family == "glm4v":
-        return "glm4v_hf_v5_2"
+    if family in ("glm4v", "qwen2_5_omni"):
+        return family + "_hf_v5_2"
     if family in NEW_IN_V5:
         return family
     return family + "_hf_v5"
@@ -98,6 +100,10 @@ def mrope_outputs(version, family, prompt, overrides=None):
     model = model_for(version, family, tuple(sorted((overrides or {}).items())))
     kwargs = {k: prompt[k] for k in ("attention_mask", "image_grid_thw", "video_grid_thw",
                                      "second_per_grid_ts") if prompt[k] is not None}
+    if family == "qwen2_5_omni":  # the thinker's names
+        kwargs["second_per_grids"] = kwargs.pop("second_per_grid_ts", None)
+        kwargs.update(audio_seqlens=prompt["audio_seqlens"],
+                      use_audio_in_video=prompt["use_audio_in_video"])
     if model.convention == "hf_v5" or family in TYPED_BLOCKS:
         kwargs["mm_token_type_ids"] = prompt["mm_token_type_ids"]
     positions, deltas = model.get_rope_index(prompt["input_ids"], **kwargs)
