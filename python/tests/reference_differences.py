@@ -107,6 +107,29 @@ DIFFERENCES = (
              "T1 I1x4x4 (one row, no padding): delta 0 (5.23: -2).",
         test="test_reference_transformers.py::test_get_rope_index"
              "[transformers==5.23.0-paddleocr_vl-*]"),
+    Difference(
+        name="ernie4_5_vl_moe_no_hf_v5_convention",
+        # Run: 5.2.0 agrees on every prompt (positions, padding, deltas; its generate() step
+        # was not run); 5.3.0 differs in positions on more prompts than 5.23.0 (a later
+        # change in between, not bisected).
+        references=">=5.3.0",
+        family="ernie4_5_vl_moe",
+        fields=("positions", "padding", "deltas", "decode"),
+        reproduced_by=None,
+        reference_line="transformers/models/ernie4_5_vl_moe/modeling_ernie4_5_vl_moe.py, "
+                       "Ernie4_5_VLMoeModel.get_rope_index: `current_pos += max(grid_thw[1], "
+                       "grid_thw[2]) // spatial_merge_size`, `position_ids = torch.zeros(...)`, "
+                       "`llm_positions.max() + 1 - len(current_input_ids)`; "
+                       "transformers/generation/utils.py, _update_model_kwargs_for_generation",
+        what="mrope's one ERNIE-4.5-VL preset, ernie4_5_vl_moe (hf_v5_2, v5.2.0's values), "
+             "resumes text after a block at its max + 1; 5.23 at start + max(h, w) / merge "
+             "(hf_v5's cursor rule), so text after a video whose time reaches further goes "
+             "back. Also padding slots 1 (5.23: 0), the delta max + 1 - L (5.23: max + 1 - n), "
+             "decode from the padded row's values. Smallest: V4x2x2 (one row, no padding): "
+             "<video_end> at 3 (5.23: 2), delta 0 (5.23: -1); right T1 | T1 I1x2x2: row 0's "
+             "padding 1 (5.23: 0), delta -3 (5.23: 0).",
+        test="test_reference_transformers.py::test_get_rope_index"
+             "[transformers==5.23.0-ernie4_5_vl_moe-*]"),
 )
 
 

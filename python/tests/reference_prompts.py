@@ -31,25 +31,30 @@ FAMILY_CONFIG = {
     "glm46v": {**_GLM_IDS, "video_start_token_id": 151361, "video_end_token_id": 151362,
                "spatial_merge_size": 2},
     "paddleocr_vl": {**_PADDLE_IDS, "spatial_merge_size": 2},
+    "ernie4_5_vl_moe": {"image_start_token_id": 101304, "image_end_token_id": 101305,
+                        "image_token_id": 100295, "video_start_token_id": 101306,
+                        "video_end_token_id": 101307, "video_token_id": 103367,
+                        "spatial_merge_size": 2, "temporal_merge_size": 2},
     # Qwen/Qwen2.5-Omni-7B's thinker.
     "qwen2_5_omni": {**_QWEN_IDS, "audio_token_id": 151646, "audio_start_token_id": 151647,
                      "audio_end_token_id": 151648, "spatial_merge_size": 2,
                      "position_id_per_seconds": 25, "seconds_per_chunk": 2},
 }
 # How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
-# timestamped frames, GLM-4.1V's bracketed frames; PaddleOCR-VL's processor takes images only.
+# timestamped frames, GLM-4.1V's bracketed frames, ERNIE-4.5-VL's one bracketed run (its
+# timestamps are drawn on the frames); PaddleOCR-VL's processor takes images only.
 LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
           "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "glm4v": "glm", "glm46v": "glm",
-          "qwen2_5_omni": "qwen2"}
+          "qwen2_5_omni": "qwen2", "ernie4_5_vl_moe": "ernie"}
 IMAGES_ONLY = ("paddleocr_vl",)
 # Families with audio blocks (<audio_start> pads <audio_end>) and, when a batch's
 # use_audio_in_video is set, videos with their audio interleaved by chunk.
 AUDIO = ("qwen2_5_omni",)
 MM_TYPE = {"image": 1, "video": 2, "audio": 3}
 PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, also text
-# Ordinary vocabulary: no special token of the family (PaddleOCR-VL's ERNIE vocabulary has
+# Ordinary vocabulary: no special token of the family (PaddleOCR-VL's and ERNIE's vocabulary has
 # its special tokens from 100272 on).
-TEXT_IDS = {"paddleocr_vl": (0, 100000)}
+TEXT_IDS = {"paddleocr_vl": (0, 100000), "ernie4_5_vl_moe": (0, 100000)}
 DEFAULT_TEXT_IDS = (0, 151000)
 
 # Video sampling rates: seconds per temporal grid is temporal_patch_size (2) / fps, so fps above
@@ -58,9 +63,11 @@ DEFAULT_TEXT_IDS = (0, 151000)
 FPS = (0.5, 1.0, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 
-def _grid(rng, video):
-    """(t, h, w) before the 2x2 merge: h, w even; images have t = 1."""
-    t = int(rng.integers(1, 6)) if video else 1
+def _grid(rng, family, video):
+    """(t, h, w) before the 2x2 merge: h, w even; images have t = 1, videos a multiple of the
+    family's temporal merge."""
+    merge = FAMILY_CONFIG[family].get("temporal_merge_size", 1)
+    t = merge * int(rng.integers(1, 6)) if video else 1
     return t, 2 * int(rng.integers(1, 9)), 2 * int(rng.integers(1, 9))
 
 
@@ -81,7 +88,7 @@ def _placeholder(family, video, version, types):
 def _image_tokens(family, grid, ids):
     """(token ids, mm types) of one image block."""
     pads = grid[0] * grid[1] * grid[2] // 4
-    if LAYOUT[family] == "glm":
+    if LAYOUT[family] in ("glm", "ernie"):
         return ([ids["image_start_token_id"]] + [ids["image_token_id"]] * pads +
                 [ids["image_end_token_id"]], [0] + [1] * pads + [0])
     return ([ids["vision_start_token_id"]] + [ids["image_token_id"]] * pads +
@@ -96,6 +103,10 @@ def _video_tokens(rng, family, grid, ids, version):
     if LAYOUT[family] == "qwen2":  # one block of t*h*w/4 pads
         return ([ids["vision_start_token_id"]] + [ids["video_token_id"]] * (t * frame) +
                 [ids["vision_end_token_id"]], [0] + [2] * (t * frame) + [0])
+    if LAYOUT[family] == "ernie":  # t / temporal_merge_size frames of pads
+        pads = t * frame // ids["temporal_merge_size"]
+        return ([ids["video_start_token_id"]] + [ids["video_token_id"]] * pads +
+                [ids["video_end_token_id"]], [0] + [2] * pads + [0])
     if LAYOUT[family] == "qwen3":
         # Per temporal grid: "<x.y seconds>" (text), <vs>, pads, <ve>. transformers >= 5.10's
         # processor keeps the chat template's outer <vs> ... <ve> around the frames.
@@ -174,7 +185,7 @@ def random_prompt(rng, family, version):
                 kind = ("video" if bool(rng.integers(0, 2)) and family not in IMAGES_ONLY
                         else "image")
             video = kind == "video"
-            grid = _grid(rng, video)
+            grid = _grid(rng, family, video)
             if kind == "audio":
                 frames, n_audio = _audio_length(rng)
                 audios.append(frames)

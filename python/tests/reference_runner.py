@@ -29,6 +29,7 @@ MODEL_CLASSES = {
     "glm46v": "glm46v.modeling_glm46v.Glm46VModel",
     "paddleocr_vl": "paddleocr_vl.modeling_paddleocr_vl.PaddleOCRVLModel",
     "qwen2_5_omni": "qwen2_5_omni.modeling_qwen2_5_omni.Qwen2_5OmniThinkerForConditionalGeneration",
+    "ernie4_5_vl_moe": "ernie4_5_vl_moe.modeling_ernie4_5_vl_moe.Ernie4_5_VLMoeModel",
 }
 
 
@@ -52,7 +53,7 @@ def _config(values):
     vision = types.SimpleNamespace(temporal_patch_size=2, tokens_per_second=2)
     ids = {}
     for key, value in values.items():
-        if key in ("spatial_merge_size", "tokens_per_second"):
+        if key in ("spatial_merge_size", "temporal_merge_size", "tokens_per_second"):
             setattr(vision, key, value)
         else:
             ids[key] = value

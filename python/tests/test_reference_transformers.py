@@ -19,13 +19,14 @@ import reference_env
 import reference_prompts
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
-            "qwen2_5_omni")
+            "qwen2_5_omni", "ernie4_5_vl_moe")
 # Families new in transformers 5.x: mrope's one preset for each follows v5.2.0 (hf_v5_2).
-NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl")
+NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe")
 # Of those, the ones given the processor's mm_token_type_ids as 5.23's processor returns them
 # (Qwen3.5's outer <vision_start> ... <vision_end> around a video's frames is parsed from
-# them only: a token scan refuses it); GLM's bracketed videos refuse them (reference_differences).
-TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl")
+# them only: a token scan refuses it; ERNIE needs them); GLM's bracketed videos refuse them
+# (reference_differences).
+TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl", "ernie4_5_vl_moe")
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
 
