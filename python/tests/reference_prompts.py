@@ -3,10 +3,12 @@ tests against the references (test_reference_transformers.py). numpy only: the s
 to mrope in the test process and to a reference in its own process (reference_runner.py).
 
 A prompt is a dict: input_ids, attention_mask, mm_token_type_ids ([B, L] int64), image_grid_thw,
-video_grid_thw ([N, 3] int64 or None), second_per_grid_ts (float32 per video, Qwen2.5-VL only, as
-the processor returns it), layout (one readable string per row, as in tests/golden) and features
-(per row, vLLM's view of each item: modality, placeholder offset in the unpadded row, length,
-grid, seconds per grid or None).
+video_grid_thw ([N, 3] int64 or None), second_per_grid_ts (float32 per video, Qwen2.5-VL and the
+Omni thinker only, as the processor returns it), audio_seqlens (int64 feature frames per audio,
+in order, or None) and use_audio_in_video (the batch's flag; Omni only), layout (one readable
+string per row, as in tests/golden: A<frames> an audio, V...+A<frames> a video with its audio)
+and features (per row, vLLM's view of each item: modality, placeholder offset in the unpadded
+row, length, grid, seconds per grid or None).
 """
 import numpy as np
 
