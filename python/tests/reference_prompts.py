@@ -41,6 +41,9 @@ FAMILY_CONFIG = {
     "qwen2_5_omni": {**_QWEN_IDS, "audio_token_id": 151646, "audio_start_token_id": 151647,
                      "audio_end_token_id": 151648, "spatial_merge_size": 2,
                      "position_id_per_seconds": 25, "seconds_per_chunk": 2},
+    # zai-org/GLM-Image (transformers 5.23's configuration defaults).
+    "glm_image": {"image_start_token_id": 16384, "image_end_token_id": 16385,
+                  "image_token_id": 167855, "spatial_merge_size": 1},
 }
 # How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
 # timestamped frames, GLM-4.1V's bracketed frames, ERNIE-4.5-VL's one bracketed run (its
@@ -56,7 +59,8 @@ MM_TYPE = {"image": 1, "video": 2, "audio": 3}
 PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, also text
 # Ordinary vocabulary: no special token of the family (PaddleOCR-VL's and ERNIE's vocabulary has
 # its special tokens from 100272 on).
-TEXT_IDS = {"paddleocr_vl": (0, 100000), "ernie4_5_vl_moe": (0, 100000)}
+TEXT_IDS = {"paddleocr_vl": (0, 100000), "ernie4_5_vl_moe": (0, 100000),
+            "glm_image": (16386, 160000)}
 DEFAULT_TEXT_IDS = (0, 151000)
 
 # Video sampling rates: seconds per temporal grid is temporal_patch_size (2) / fps, so fps above
@@ -245,12 +249,59 @@ def random_prompt(rng, family, version):
     }
 
 
+def _glm_image_prompt(rng, family):
+    """GlmImageProcessor's batch: every row the same number of source images (0: text to
+    image, with two target grids; 1-2: image to image, with one), each row text, its sources
+    (<image_start>, h*w pads, <image_end>) and text, then the target's text and the
+    <image_start> the generation continues from. image_grid_thw lists per row its sources'
+    grids, then its targets'; images_per_sample counts both."""
+    ids = FAMILY_CONFIG[family]
+    batch, sources = int(rng.integers(1, 5)), int(rng.integers(0, 3))
+    rows, grids, layouts = [], [], []
+    for _ in range(batch):
+        n_text = int(rng.integers(1, 12))
+        tokens, layout = _text(rng, family, n_text), [f"T{n_text}"]
+        for _ in range(sources):
+            h, w = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+            grids.append((1, h, w))
+            n_text = int(rng.integers(0, 8))
+            tokens += ([ids["image_start_token_id"]] + [ids["image_token_id"]] * (h * w) +
+                       [ids["image_end_token_id"]] + _text(rng, family, n_text))
+            layout += [f"I1x{h}x{w}"] + ([f"T{n_text}"] if n_text else [])
+        h, w = 2 * int(rng.integers(1, 9)), 2 * int(rng.integers(1, 9))
+        targets = [(1, h, w)] if sources else [(1, h, w), (1, h // 2, w // 2)]
+        grids += targets
+        n_text = int(rng.integers(1, 6))
+        tokens += _text(rng, family, n_text) + [ids["image_start_token_id"]]
+        layout += [f"T{n_text}", "S"] + ["G%dx%dx%d" % g for g in targets]
+        rows.append(tokens)
+        layouts.append(" ".join(layout))
+    length = max(len(t) for t in rows)
+    left = bool(rng.integers(0, 2))
+    input_ids = np.full((batch, length), PAD_ID, dtype=np.int64)
+    mask = np.zeros((batch, length), dtype=np.int64)
+    for b, tokens in enumerate(rows):
+        cols = slice(length - len(tokens), length) if left else slice(0, len(tokens))
+        input_ids[b, cols], mask[b, cols] = tokens, 1
+    return {
+        "input_ids": input_ids, "attention_mask": mask,
+        "mm_token_type_ids": (input_ids == ids["image_token_id"]).astype(np.int64),
+        "image_grid_thw": np.array(grids, dtype=np.int64), "video_grid_thw": None,
+        "images_per_sample": np.full(batch, sources + (1 if sources else 2), dtype=np.int64),
+        "second_per_grid_ts": None, "layout": ("left " if left else "right ") + " | ".join(layouts),
+        "features": None,
+    }
+
+
 def random_prompts(family, version, count, seed):
     """`count` prompts with media (a batch of text-only rows is not given to get_rope_index
     by the models), the same for the same arguments."""
     rng = np.random.default_rng([seed, list(FAMILY_CONFIG).index(family), *version])
     prompts = []
     while len(prompts) < count:
+        if family == "glm_image":
+            prompts.append(_glm_image_prompt(rng, family))
+            continue
         prompt = random_prompt(rng, family, version)
         if prompt["image_grid_thw"] is not None or prompt["video_grid_thw"] is not None:
             prompts.append(prompt)

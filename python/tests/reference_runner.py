@@ -30,6 +30,7 @@ MODEL_CLASSES = {
     "paddleocr_vl": "paddleocr_vl.modeling_paddleocr_vl.PaddleOCRVLModel",
     "qwen2_5_omni": "qwen2_5_omni.modeling_qwen2_5_omni.Qwen2_5OmniThinkerForConditionalGeneration",
     "ernie4_5_vl_moe": "ernie4_5_vl_moe.modeling_ernie4_5_vl_moe.Ernie4_5_VLMoeModel",
+    "glm_image": "glm_image.modeling_glm_image.GlmImageModel",
 }
 
 
@@ -80,6 +81,7 @@ def run(family, config, prompts, decode_steps):
         kwargs["second_per_grids"] = kwargs["second_per_grid_ts"]
         kwargs["audio_seqlens"] = _tensor(prompt.get("audio_seqlens"))
         kwargs["use_audio_in_video"] = prompt.get("use_audio_in_video") or None
+        kwargs["images_per_sample"] = _tensor(prompt.get("images_per_sample"))  # GLM-Image
         kwargs = {k: v for k, v in kwargs.items() if k in accepted and v is not None}
         try:
             positions, deltas = cls.get_rope_index(this, _tensor(prompt["input_ids"]), **kwargs)
@@ -95,6 +97,11 @@ def run(family, config, prompts, decode_steps):
                 model_kwargs = GenerationMixin._update_model_kwargs_for_generation(
                     this, {}, model_kwargs, num_new_tokens=1)
             result["decode"] = model_kwargs["position_ids"][..., -decode_steps:].numpy()
+        cached = this.__dict__.get("_cached_decode_position_ids")
+        if cached is not None:
+            # GLM-Image: forward() takes decode step k's positions from the cache
+            # get_rope_index fills, [B, 3, steps], at k = past length - prefill length.
+            result["decode"] = cached[:, :, :decode_steps].permute(1, 0, 2).numpy()
         results.append(result)
     source = inspect.getsourcefile(cls.get_rope_index)
     line = inspect.getsourcelines(cls.get_rope_index)[1]

@@ -19,9 +19,9 @@ import reference_env
 import reference_prompts
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
-            "qwen2_5_omni", "ernie4_5_vl_moe")
+            "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image")
 # Families new in transformers 5.x: mrope's one preset for each follows v5.2.0 (hf_v5_2).
-NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe")
+NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
 # Of those, the ones given the processor's mm_token_type_ids as 5.23's processor returns them
 # (Qwen3.5's outer <vision_start> ... <vision_end> around a video's frames is parsed from
 # them only: a token scan refuses it; ERNIE needs them); GLM's bracketed videos refuse them
@@ -105,6 +105,8 @@ def mrope_outputs(version, family, prompt, overrides=None):
         kwargs["second_per_grids"] = kwargs.pop("second_per_grid_ts", None)
         kwargs.update(audio_seqlens=prompt["audio_seqlens"],
                       use_audio_in_video=prompt["use_audio_in_video"])
+    if family == "glm_image":
+        kwargs["images_per_sample"] = prompt["images_per_sample"]
     if model.convention == "hf_v5" or family in TYPED_BLOCKS:
         kwargs["mm_token_type_ids"] = prompt["mm_token_type_ids"]
     positions, deltas = model.get_rope_index(prompt["input_ids"], **kwargs)
