@@ -228,8 +228,10 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
                       num_threads, /*stage_pairs=*/group == blockIdx.x, fused.rotation);
     StageSlots(p, group_token, tokens_per_block, tid);
     __syncthreads();
+    // No barrier before the passes: cos/sin are first read after the pass barrier, which
+    // every thread reaches (grid_y = ceil(heads / heads_per_chunk): every block has a pass),
+    // and the staged positions, slots and skip flags were ordered by the barrier above.
     StageCosSin(p.rotary, tokens_per_block, num_pairs, tid, num_threads, fused.rotation);
-    __syncthreads();
     const bool token_live = token < p.num_tokens &&
                             !TokenSkipped(fused.rotation.skip_axis[z]) && !fused.slot_bad[z];
     const int64_t slot = fused.slot[z];
