@@ -83,15 +83,19 @@ __device__ __forceinline__ typename Element<T>::Bits LoadBits(const T* p MROPE_A
   return Load(reinterpret_cast<const typename Element<T>::Bits*>(p) MROPE_PASS_SITE);
 }
 
+template <typename T>
+__device__ __forceinline__ void ToFloats(const Vec<T, kChunk<T>>& v, float* out) {
+#pragma unroll
+  for (int e = 0; e < kChunk<T>; ++e) out[e] = Element<T>::ToFloat(v.Get(e));
+}
+
 // Elements [first, first + kChunk) of a head (those below head_dim) as fp32.
 template <typename T, bool kVector>
 __device__ __forceinline__ void LoadChunk(const T* head, int first, int head_dim,
                                           float* out MROPE_ACCESS_SITE) {
   constexpr int kC = kChunk<T>;
   if constexpr (kVector) {
-    const Vec<T, kC> v = LoadVec<T, kC>(head + first MROPE_PASS_SITE);
-#pragma unroll
-    for (int e = 0; e < kC; ++e) out[e] = Element<T>::ToFloat(v.Get(e));
+    ToFloats<T>(LoadVec<T, kC>(head + first MROPE_PASS_SITE), out);
   } else {
 #pragma unroll
     for (int e = 0; e < kC; ++e) {
@@ -204,8 +208,15 @@ __device__ __forceinline__ void StageSlots(const FusedParams& p, int64_t group_t
   Store(&fused.slot_bad[tid], bad);
 }
 
-template <typename T, bool kVector>
-__global__ void __launch_bounds__(kMaxBlockThreads)
+// kPasses: passes whose q/k loads a thread issues before the first barrier of its token group
+// (FusedPassesInFlight): one pass keeps too few bytes in flight per SM to reach DRAM bandwidth
+// (kernels/BENCHMARKS.md, "Calibration"). With more than one, two blocks of up to 256 threads
+// must fit on an SM (at most 128 registers per thread); with one, no minimum (0: ptxas's choice,
+// 128 registers today; an explicit 1 lets it take 170-190).
+template <int kPasses>
+constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : 0;
+template <typename T, bool kVector, int kPasses>
+__global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<kPasses>)
     FusedMropeKernel(const __grid_constant__ FusedParams p) {
   constexpr int kC = kChunk<T>;
   constexpr int kN = kMaxChunks<T>;
@@ -232,6 +243,22 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
     const int64_t group_token = group * tokens_per_block;
     const int64_t token = group_token + z;
 
+    // 0. The first chunk of this thread's head in each of its first kPasses passes, raw: the
+    //    loads stay in flight while positions and cos/sin are staged. (A second chunk, only
+    //    for head_dim > 32 chunks, is loaded in its pass: registers.)
+    [[maybe_unused]] Vec<T, kC> ahead[kPasses];
+    if constexpr (kPasses > 1) {
+#pragma unroll
+      for (int pass = 0; pass < kPasses; ++pass) {
+        const int head = chunk_begin + pass * head_slots + threadIdx.y;
+        if (token >= p.num_tokens || head >= chunk_end) continue;
+        const bool is_q = head < p.num_q_heads;
+        const T* in =
+            HeadAt<const T>(is_q ? p.q : p.k, token, is_q ? head : head - p.num_q_heads);
+        ahead[pass] = LoadVec<T, kC>(in + lane * kC);
+      }
+    }
+
     // 1. Positions, slots and cos/sin of the group.
     StagePositions<0>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs, tid,
                       num_threads, /*stage_pairs=*/group == blockIdx.x, fused.rotation);
@@ -248,7 +275,13 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
     const float* sin = fused.rotation.sin + z * num_pairs;
 
     // Every thread runs every pass (the barrier inside), active or not.
-    for (int base = chunk_begin; base < chunk_end; base += head_slots, buffer ^= 1) {
+    for (int base = chunk_begin, pass = 0; base < chunk_end;
+         base += head_slots, buffer ^= 1, ++pass) {
+      // This pass's first chunk from step 0 (pass < kPasses); the next pass's to the front
+      // (static indices: the array stays in registers).
+      [[maybe_unused]] const Vec<T, kC> preloaded = ahead[0];
+#pragma unroll
+      for (int next = 1; next < kPasses; ++next) ahead[next - 1] = ahead[next];
       const int head = base + threadIdx.y;
       const bool active = token_live && head < chunk_end;
       const bool is_q = head < p.num_q_heads;
@@ -265,7 +298,11 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
         for (int i = 0; i < kN; ++i) {
           const int first = (lane + i * lanes) * kC;
           if (first >= head_dim) continue;
-          LoadChunk<T, kVector>(in, first, head_dim, x + i * kC);
+          if (kPasses > 1 && i == 0 && pass < kPasses) {
+            ToFloats<T>(preloaded, x);
+          } else {
+            LoadChunk<T, kVector>(in, first, head_dim, x + i * kC);
+          }
 #pragma unroll
           for (int e = 0; e < kC; ++e) {
             if (first + e >= head_dim) continue;
@@ -385,10 +422,11 @@ cudaError_t LaunchForType(const FusedLaunchPlan& plan, cudaStream_t stream) {
   const dim3 grid(plan.grid_x, plan.grid_y);
   const dim3 block(plan.block_x, plan.block_y, plan.block_z);
   if (plan.vectorized) {
-    return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, true>, grid, block, stream,
-                                          plan.params);
+    return LaunchKernel<kMaxBlockThreads>(
+        &FusedMropeKernel<T, true, FusedPassesInFlight(sizeof(T), true)>, grid, block, stream,
+        plan.params);
   }
-  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false>, grid, block, stream,
+  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false, 1>, grid, block, stream,
                                         plan.params);
 }
 
