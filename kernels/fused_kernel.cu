@@ -5,9 +5,11 @@
 // blockIdx.y a chunk of the q+k heads (more than one chunk only for small T). The lanes of a
 // head own its 16-byte chunks round-robin (mrope/rotary/qk_norm_math.h: the order that fixes
 // the sum of squares). Per token group:
+//   0. (16-bit vector path) every lane loads the first chunk of its head in each of its first
+//      kPassesInFlight passes, so that they are in flight together (kernels/BENCHMARKS.md);
 //   1. positions, cache slots and cos/sin into shared memory (StagePositions / StageCosSin,
 //      shared with the M-RoPE kernel);
-//   2. per pass of heads: every lane loads its chunks, sums its squares and stages the raw
+//   2. per pass of heads: every lane loads its other chunks, sums its squares and stages the raw
 //      values (NeoX partners live in other lanes' chunks; GPT-J's in its own); a k head's lanes
 //      also append its v head to the cache; one barrier;
 //   3. every lane finishes the sum from the staged partial sums, normalises, rotates with the
