@@ -5,13 +5,16 @@
 // blockIdx.y a chunk of the q+k heads (more than one chunk only for small T). The lanes of a
 // head own its 16-byte chunks round-robin (mrope/rotary/qk_norm_math.h: the order that fixes
 // the sum of squares). Per token group:
+//   0. (16-bit vector path) every lane loads the first chunk of its head in each of its first
+//      kPassesInFlight passes, so that they are in flight together (kernels/BENCHMARKS.md);
 //   1. positions, cache slots and cos/sin into shared memory (StagePositions / StageCosSin,
 //      shared with the M-RoPE kernel);
-//   2. per pass of heads: every lane loads its chunks, sums its squares and stages the raw
-//      values (the partners of its rotary pairs live in other lanes' chunks); a k head's lanes
+//   2. per pass of heads: every lane loads its other chunks, sums its squares and stages the raw
+//      values (NeoX partners live in other lanes' chunks; GPT-J's in its own); a k head's lanes
 //      also append its v head to the cache; one barrier;
 //   3. every lane finishes the sum from the staged partial sums, normalises, rotates with the
-//      partner values from the stage, rounds once and stores q (or k to the cache / k_out).
+//      partner values (from the stage for NeoX), rounds once and stores q (or k to the cache /
+//      k_out).
 // The stage and the partial sums are double-buffered, so one barrier per pass suffices: pass
 // i + 2 writes the buffer of pass i only after every thread has passed the barrier of
 // pass i + 1, that is, finished reading pass i.
@@ -78,22 +81,29 @@ __device__ __forceinline__ uint8_t ToFp8(float value, float scale) {
 }
 
 template <typename T>
-__device__ __forceinline__ typename Element<T>::Bits LoadBits(const T* p) {
-  return *reinterpret_cast<const typename Element<T>::Bits*>(p);
+__device__ __forceinline__ typename Element<T>::Bits LoadBits(const T* p MROPE_ACCESS_SITE) {
+  return Load(reinterpret_cast<const typename Element<T>::Bits*>(p) MROPE_PASS_SITE);
+}
+
+template <typename T>
+__device__ __forceinline__ void ToFloats(const Vec<T, kChunk<T>>& v, float* out) {
+#pragma unroll
+  for (int e = 0; e < kChunk<T>; ++e) out[e] = Element<T>::ToFloat(v.Get(e));
 }
 
 // Elements [first, first + kChunk) of a head (those below head_dim) as fp32.
 template <typename T, bool kVector>
-__device__ __forceinline__ void LoadChunk(const T* head, int first, int head_dim, float* out) {
+__device__ __forceinline__ void LoadChunk(const T* head, int first, int head_dim,
+                                          float* out MROPE_ACCESS_SITE) {
   constexpr int kC = kChunk<T>;
   if constexpr (kVector) {
-    const Vec<T, kC> v = LoadVec<T, kC>(head + first);
-#pragma unroll
-    for (int e = 0; e < kC; ++e) out[e] = Element<T>::ToFloat(v.Get(e));
+    ToFloats<T>(LoadVec<T, kC>(head + first MROPE_PASS_SITE), out);
   } else {
 #pragma unroll
     for (int e = 0; e < kC; ++e) {
-      out[e] = first + e < head_dim ? Element<T>::ToFloat(LoadBits(head + first + e)) : 0.0f;
+      out[e] = first + e < head_dim
+                   ? Element<T>::ToFloat(LoadBits(head + first + e MROPE_PASS_SITE))
+                   : 0.0f;
     }
   }
 }
@@ -102,7 +112,7 @@ __device__ __forceinline__ void LoadChunk(const T* head, int first, int head_dim
 // (value / scale) when `fp8`.
 template <typename T, bool kVector>
 __device__ __forceinline__ void StoreChunk(void* head, bool fp8, float scale, int first,
-                                           int head_dim, const float* y) {
+                                           int head_dim, const float* y MROPE_ACCESS_SITE) {
   constexpr int kC = kChunk<T>;
   if (fp8) {
     uint8_t* out = static_cast<uint8_t*>(head) + first;
@@ -111,14 +121,14 @@ __device__ __forceinline__ void StoreChunk(void* head, bool fp8, float scale, in
 #pragma unroll
       for (int e = 0; e < kC; ++e) words[e / 4] |= uint32_t{ToFp8(y[e], scale)} << (8 * (e % 4));
       if constexpr (kC == 8) {
-        *reinterpret_cast<uint2*>(out) = make_uint2(words[0], words[1]);
+        Store(reinterpret_cast<uint2*>(out), make_uint2(words[0], words[1]) MROPE_PASS_SITE);
       } else {
-        *reinterpret_cast<uint32_t*>(out) = words[0];
+        Store(reinterpret_cast<uint32_t*>(out), words[0] MROPE_PASS_SITE);
       }
     } else {
 #pragma unroll
       for (int e = 0; e < kC; ++e) {
-        if (first + e < head_dim) out[e] = ToFp8(y[e], scale);
+        if (first + e < head_dim) Store(out + e, ToFp8(y[e], scale) MROPE_PASS_SITE);
       }
     }
     return;
@@ -128,12 +138,13 @@ __device__ __forceinline__ void StoreChunk(void* head, bool fp8, float scale, in
     Vec<T, kC> v{};
 #pragma unroll
     for (int e = 0; e < kC; ++e) v.Set(e, Element<T>::FromFloat(y[e]));
-    StoreVec<T, kC>(out, v);
+    StoreVec<T, kC>(out, v MROPE_PASS_SITE);
   } else {
 #pragma unroll
     for (int e = 0; e < kC; ++e) {
       if (first + e < head_dim) {
-        *reinterpret_cast<typename Element<T>::Bits*>(out + e) = Element<T>::FromFloat(y[e]);
+        Store(reinterpret_cast<typename Element<T>::Bits*>(out + e),
+              Element<T>::FromFloat(y[e]) MROPE_PASS_SITE);
       }
     }
   }
@@ -142,38 +153,42 @@ __device__ __forceinline__ void StoreChunk(void* head, bool fp8, float scale, in
 // Copies chunk `first` of a v head to the cache: the bits as they are, or fp8 of value / scale.
 template <typename T, bool kVector>
 __device__ __forceinline__ void AppendValueChunk(const T* v, void* cache_head, bool fp8,
-                                                 float scale, int first, int head_dim) {
+                                                 float scale, int first,
+                                                 int head_dim MROPE_ACCESS_SITE) {
   constexpr int kC = kChunk<T>;
   if (fp8) {
     float values[kC];
-    LoadChunk<T, kVector>(v, first, head_dim, values);
-    StoreChunk<T, kVector>(cache_head, true, scale, first, head_dim, values);
+    LoadChunk<T, kVector>(v, first, head_dim, values MROPE_PASS_SITE);
+    StoreChunk<T, kVector>(cache_head, true, scale, first, head_dim, values MROPE_PASS_SITE);
   } else if constexpr (kVector) {
-    StoreVec<T, kC>(static_cast<T*>(cache_head) + first, LoadVec<T, kC>(v + first));
+    StoreVec<T, kC>(static_cast<T*>(cache_head) + first,
+                    LoadVec<T, kC>(v + first MROPE_PASS_SITE) MROPE_PASS_SITE);
   } else {
     for (int e = 0; e < kC && first + e < head_dim; ++e) {
-      *reinterpret_cast<typename Element<T>::Bits*>(static_cast<T*>(cache_head) + first + e) =
-          LoadBits(v + first + e);
+      Store(reinterpret_cast<typename Element<T>::Bits*>(static_cast<T*>(cache_head) + first + e),
+            LoadBits(v + first + e MROPE_PASS_SITE) MROPE_PASS_SITE);
     }
   }
 }
 
-__device__ __forceinline__ float LoadWeight(const NormParams& norm, int d) {
+__device__ __forceinline__ float LoadWeight(const NormParams& norm, int d MROPE_ACCESS_SITE) {
   switch (norm.weight_dtype) {
     case DType::kBFloat16:
-      return Element<__nv_bfloat16>::ToFloat(static_cast<const uint16_t*>(norm.weight)[d]);
+      return Element<__nv_bfloat16>::ToFloat(
+          Load(static_cast<const uint16_t*>(norm.weight) + d MROPE_PASS_SITE));
     case DType::kFloat16:
-      return Element<__half>::ToFloat(static_cast<const uint16_t*>(norm.weight)[d]);
+      return Element<__half>::ToFloat(
+          Load(static_cast<const uint16_t*>(norm.weight) + d MROPE_PASS_SITE));
     default:
-      return static_cast<const float*>(norm.weight)[d];
+      return Load(static_cast<const float*>(norm.weight) + d MROPE_PASS_SITE);
   }
 }
 
 // Element d of a head after the norm (the value itself without one).
 __device__ __forceinline__ float Normalized(const NormParams& norm, float x, int d,
-                                            float rms_scale) {
+                                            float rms_scale MROPE_ACCESS_SITE) {
   if (norm.form == QkNormForm::kNone) return x;
-  return Normalize(x, rms_scale, NormWeight(norm.form, LoadWeight(norm, d)));
+  return Normalize(x, rms_scale, NormWeight(norm.form, LoadWeight(norm, d MROPE_PASS_SITE)));
 }
 
 // Stages slot_mapping of the group's tokens; a slot outside [-1, num_slots) sets the error bit
@@ -185,18 +200,25 @@ __device__ __forceinline__ void StageSlots(const FusedParams& p, int64_t group_t
   int64_t slot = -1;
   bool bad = false;
   if (token < p.num_tokens && p.slot_mapping != nullptr) {
-    slot = p.slot_mapping[token];
+    slot = Load(p.slot_mapping + token);
     if (slot < -1 || slot >= p.num_slots) {
       atomicOr(p.rotary.error_flag, kMropeErrorSlotOutOfRange);
       bad = true;
     }
   }
-  fused.slot[tid] = slot;
-  fused.slot_bad[tid] = bad;
+  Store(&fused.slot[tid], slot);
+  Store(&fused.slot_bad[tid], bad);
 }
 
-template <typename T, bool kVector>
-__global__ void __launch_bounds__(kMaxBlockThreads)
+// kPasses: passes whose q/k loads a thread issues before the first barrier of its token group
+// (FusedPassesInFlight): one pass keeps too few bytes in flight per SM to reach DRAM bandwidth
+// (kernels/BENCHMARKS.md, "Calibration"). With more than one, two blocks of up to 256 threads
+// must fit on an SM (at most 128 registers per thread); with one, no minimum (0: ptxas's choice,
+// 128 registers today; an explicit 1 lets it take 170-190).
+template <int kPasses>
+constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : 0;
+template <typename T, bool kVector, int kPasses>
+__global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<kPasses>)
     FusedMropeKernel(const __grid_constant__ FusedParams p) {
   constexpr int kC = kChunk<T>;
   constexpr int kN = kMaxChunks<T>;
@@ -216,28 +238,52 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
   const int stage_offset = (z * head_slots + threadIdx.y) * head_dim;
   const bool q_fp8 = p.q_out_dtype == DType::kFloat8E4m3;
   const bool cache_fp8 = p.cache_dtype == DType::kFloat8E4m3;
-  const float q_scale = q_fp8 ? *p.q_scale : 1.0f;
+  const float q_scale = q_fp8 ? Load(p.q_scale) : 1.0f;
   int buffer = 0;
 
   for (int64_t group = blockIdx.x; group * tokens_per_block < p.num_tokens; group += gridDim.x) {
     const int64_t group_token = group * tokens_per_block;
     const int64_t token = group_token + z;
 
+    // 0. The first chunk of this thread's head in each of its first kPasses passes, raw: the
+    //    loads stay in flight while positions and cos/sin are staged. (A second chunk, only
+    //    for head_dim > 32 chunks, is loaded in its pass: registers.)
+    [[maybe_unused]] Vec<T, kC> ahead[kPasses];
+    if constexpr (kPasses > 1) {
+#pragma unroll
+      for (int pass = 0; pass < kPasses; ++pass) {
+        const int head = chunk_begin + pass * head_slots + threadIdx.y;
+        if (token >= p.num_tokens || head >= chunk_end) continue;
+        const bool is_q = head < p.num_q_heads;
+        const T* in =
+            HeadAt<const T>(is_q ? p.q : p.k, token, is_q ? head : head - p.num_q_heads);
+        ahead[pass] = LoadVec<T, kC>(in + lane * kC);
+      }
+    }
+
     // 1. Positions, slots and cos/sin of the group.
     StagePositions<0>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs, tid,
                       num_threads, /*stage_pairs=*/group == blockIdx.x, fused.rotation);
     StageSlots(p, group_token, tokens_per_block, tid);
     __syncthreads();
+    // No barrier before the passes: cos/sin are first read after the pass barrier, which
+    // every thread reaches (grid_y = ceil(heads / heads_per_chunk): every block has a pass),
+    // and the staged positions, slots and skip flags were ordered by the barrier above.
     StageCosSin(p.rotary, tokens_per_block, num_pairs, tid, num_threads, fused.rotation);
-    __syncthreads();
     const bool token_live = token < p.num_tokens &&
-                            !TokenSkipped(fused.rotation.skip_axis[z]) && !fused.slot_bad[z];
-    const int64_t slot = fused.slot[z];
+                            !TokenSkipped(fused.rotation.skip_axis[z]) && !Load(&fused.slot_bad[z]);
+    const int64_t slot = Load(&fused.slot[z]);
     const float* cos = fused.rotation.cos + z * num_pairs;
     const float* sin = fused.rotation.sin + z * num_pairs;
 
     // Every thread runs every pass (the barrier inside), active or not.
-    for (int base = chunk_begin; base < chunk_end; base += head_slots, buffer ^= 1) {
+    for (int base = chunk_begin, pass = 0; base < chunk_end;
+         base += head_slots, buffer ^= 1, ++pass) {
+      // This pass's first chunk from step 0 (pass < kPasses); the next pass's to the front
+      // (static indices: the array stays in registers).
+      [[maybe_unused]] const Vec<T, kC> preloaded = ahead[0];
+#pragma unroll
+      for (int next = 1; next < kPasses; ++next) ahead[next - 1] = ahead[next];
       const int head = base + threadIdx.y;
       const bool active = token_live && head < chunk_end;
       const bool is_q = head < p.num_q_heads;
@@ -254,7 +300,11 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
         for (int i = 0; i < kN; ++i) {
           const int first = (lane + i * lanes) * kC;
           if (first >= head_dim) continue;
-          LoadChunk<T, kVector>(in, first, head_dim, x + i * kC);
+          if (kPasses > 1 && i == 0 && pass < kPasses) {
+            ToFloats<T>(preloaded, x);
+          } else {
+            LoadChunk<T, kVector>(in, first, head_dim, x + i * kC);
+          }
 #pragma unroll
           for (int e = 0; e < kC; ++e) {
             if (first + e >= head_dim) continue;
@@ -262,12 +312,16 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
             if (norm.form != QkNormForm::kNone) {
               partial = AddRounded(partial, MulRounded(value, value));
             }
-            stage[first + e] = value;
+            if constexpr (!kVector) Store(&stage[first + e], value);
           }
+          // Whole chunks in 16-byte stores: scalar stores of lanes kC floats apart would be
+          // kC-way bank conflicts (the access report, kernels/BENCHMARKS.md).
+          if constexpr (kVector) StoreShared<kC>(stage + first, x + i * kC);
         }
         if (!is_q && slot >= 0) {
           const T* v = HeadAt<const T>(p.v, token, kv_head);
-          const float v_scale = cache_fp8 ? p.v_scale[p.per_head_scale ? kv_head : 0] : 1.0f;
+          const float v_scale =
+              cache_fp8 ? Load(p.v_scale + (p.per_head_scale ? kv_head : 0)) : 1.0f;
           void* cache_head = cache_fp8 ? static_cast<void*>(CacheHeadAt<uint8_t>(p, p.v_cache,
                                                                                  slot, kv_head))
                                        : static_cast<void*>(CacheHeadAt<T>(p, p.v_cache, slot,
@@ -277,7 +331,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
           }
         }
       }
-      fused.partial[buffer][tid] = partial;
+      Store(&fused.partial[buffer][tid], partial);
       __syncthreads();
       if (!active) continue;
 
@@ -291,6 +345,17 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
 #pragma unroll
       for (int i = 0; i < kN; ++i) {
         const int first = (lane + i * lanes) * kC;
+        // The partners' raw values: GPT-J's are in this chunk, in registers; NeoX's form one
+        // chunk of the other half when the halves are whole chunks, read 16 bytes at a time
+        // (scalar reads kC floats apart would be kC-way bank conflicts); else one by one.
+        const bool neox = p.layout == RotaryLayout::kNeox;
+        const bool partner_chunk = kVector && neox && first + kC <= rotary_dim &&
+                                   num_pairs % kC == 0;
+        float partners[kC];
+        if (partner_chunk) {
+          LoadShared(stage + (first < num_pairs ? first + num_pairs : first - num_pairs),
+                     partners);
+        }
 #pragma unroll
         for (int e = 0; e < kC; ++e) {
           const int d = first + e;
@@ -312,8 +377,11 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
             pair = d / 2;
             partner = d ^ 1;
           }
-          const float np = Normalized(norm, stage[partner], partner, rms_scale);
-          const CosSin cs{cos[pair], sin[pair]};
+          const float raw_partner = partner_chunk ? partners[e]
+                                    : neox        ? Load(&stage[partner])
+                                                  : x[i * kC + (e ^ 1)];
+          const float np = Normalized(norm, raw_partner, partner, rms_scale);
+          const CosSin cs{Load(cos + pair), Load(sin + pair)};
           y[i * kC + e] = first_of_pair ? RotatedFirst(n, np, cs) : RotatedSecond(np, n, cs);
         }
       }
@@ -330,7 +398,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
           k_cache_head = cache_fp8
                              ? static_cast<void*>(CacheHeadAt<uint8_t>(p, p.k_cache, slot, kv_head))
                              : static_cast<void*>(CacheHeadAt<T>(p, p.k_cache, slot, kv_head));
-          if (cache_fp8) k_scale = p.k_scale[p.per_head_scale ? kv_head : 0];
+          if (cache_fp8) k_scale = Load(p.k_scale + (p.per_head_scale ? kv_head : 0));
         }
       }
 #pragma unroll
@@ -356,10 +424,11 @@ cudaError_t LaunchForType(const FusedLaunchPlan& plan, cudaStream_t stream) {
   const dim3 grid(plan.grid_x, plan.grid_y);
   const dim3 block(plan.block_x, plan.block_y, plan.block_z);
   if (plan.vectorized) {
-    return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, true>, grid, block, stream,
-                                          plan.params);
+    return LaunchKernel<kMaxBlockThreads>(
+        &FusedMropeKernel<T, true, FusedPassesInFlight(sizeof(T), true)>, grid, block, stream,
+        plan.params);
   }
-  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false>, grid, block, stream,
+  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false, 1>, grid, block, stream,
                                         plan.params);
 }
 

@@ -20,7 +20,8 @@ inline constexpr int kMaxTokensPerBlock = 16;
 // Heads (passes) whose loads a thread issues before the block's barriers, when one block covers
 // every head of its tokens (T >= kSplitHeadsBelowTokens): the bytes in flight that hide HBM
 // latency come from these. The planner then gives a block at least this many passes when there
-// are that many heads. Small batches run one pass per block, with one load in flight.
+// are that many heads. Small batches run one pass per block, with one load in flight. The fused
+// kernel keeps as many passes in flight too (FusedPassesInFlight), in every launch.
 inline constexpr int kPassesInFlight = 4;
 // cos/sin slots in shared memory: tokens_per_block * (rotary_dim / 2) <= kSharedPairs.
 inline constexpr int kSharedPairs = 512;

@@ -18,6 +18,34 @@
 namespace mrope {
 namespace kernel_internal {
 
+// Every global and shared memory access of the kernels goes through Load and Store, directly
+// or through the helpers below that take a site: a plain access on the GPU. The host execution
+// harness (kernels/host_harness/cuda_host_prelude.h) defines MROPE_ACCESS_SITE as the caller's
+// file and line, which a helper passes on (MROPE_PASS_SITE) to the access it makes for its
+// caller, and records each access for its access model when that is on (access_model.h).
+#ifndef MROPE_ACCESS_SITE
+#define MROPE_ACCESS_SITE
+#define MROPE_PASS_SITE
+#define MROPE_RECORD_ACCESS(address, bytes, is_store)
+#endif
+
+template <typename T>
+struct NoDeduce {
+  using Type = T;
+};
+
+template <typename T>
+__device__ __forceinline__ T Load(const T* p MROPE_ACCESS_SITE) {
+  MROPE_RECORD_ACCESS(p, sizeof(T), false);
+  return *p;
+}
+
+template <typename T>
+__device__ __forceinline__ void Store(T* p, typename NoDeduce<T>::Type value MROPE_ACCESS_SITE) {
+  MROPE_RECORD_ACCESS(p, sizeof(T), true);
+  *p = value;
+}
+
 // Storage element traits: raw bits in registers, exact widening to fp32 and narrowing with
 // round-to-nearest-even (as the reference rounds).
 template <typename T>
@@ -77,12 +105,12 @@ struct Vec {
 };
 
 template <typename T, int kVec>
-__device__ __forceinline__ Vec<T, kVec> LoadVec(const T* p) {
+__device__ __forceinline__ Vec<T, kVec> LoadVec(const T* p MROPE_ACCESS_SITE) {
   Vec<T, kVec> v;
   if constexpr (kVec == 1) {
-    v.w[0] = *reinterpret_cast<const typename Element<T>::Bits*>(p);
+    v.w[0] = Load(reinterpret_cast<const typename Element<T>::Bits*>(p) MROPE_PASS_SITE);
   } else {
-    const uint4 w = *reinterpret_cast<const uint4*>(p);
+    const uint4 w = Load(reinterpret_cast<const uint4*>(p) MROPE_PASS_SITE);
     v.w[0] = w.x;
     v.w[1] = w.y;
     v.w[2] = w.z;
@@ -92,11 +120,12 @@ __device__ __forceinline__ Vec<T, kVec> LoadVec(const T* p) {
 }
 
 template <typename T, int kVec>
-__device__ __forceinline__ void StoreVec(T* p, const Vec<T, kVec>& v) {
+__device__ __forceinline__ void StoreVec(T* p, const Vec<T, kVec>& v MROPE_ACCESS_SITE) {
   if constexpr (kVec == 1) {
-    *reinterpret_cast<typename Element<T>::Bits*>(p) = v.Get(0);
+    Store(reinterpret_cast<typename Element<T>::Bits*>(p), v.Get(0) MROPE_PASS_SITE);
   } else {
     // __stwb: an ordinary write-back store, spelled so that it stays one 128-bit st.global.
+    MROPE_RECORD_ACCESS(p, sizeof(uint4), true);
     __stwb(reinterpret_cast<uint4*>(p), make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]));
   }
 }
@@ -140,11 +169,11 @@ __device__ __forceinline__ void StoreUnit(T* head, int unit, int num_pairs,
 // kN consecutive floats from shared memory, as wide as their alignment allows (the planner
 // only picks the vector path when these offsets are multiples of the access width).
 template <int kN>
-__device__ __forceinline__ void LoadShared(const float* s, float (&out)[kN]) {
+__device__ __forceinline__ void LoadShared(const float* s, float (&out)[kN] MROPE_ACCESS_SITE) {
   if constexpr (kN % 4 == 0) {
 #pragma unroll
     for (int i = 0; i < kN; i += 4) {
-      const float4 f = *reinterpret_cast<const float4*>(s + i);
+      const float4 f = Load(reinterpret_cast<const float4*>(s + i) MROPE_PASS_SITE);
       out[i] = f.x;
       out[i + 1] = f.y;
       out[i + 2] = f.z;
@@ -153,13 +182,24 @@ __device__ __forceinline__ void LoadShared(const float* s, float (&out)[kN]) {
   } else if constexpr (kN % 2 == 0) {
 #pragma unroll
     for (int i = 0; i < kN; i += 2) {
-      const float2 f = *reinterpret_cast<const float2*>(s + i);
+      const float2 f = Load(reinterpret_cast<const float2*>(s + i) MROPE_PASS_SITE);
       out[i] = f.x;
       out[i + 1] = f.y;
     }
   } else {
 #pragma unroll
-    for (int i = 0; i < kN; ++i) out[i] = s[i];
+    for (int i = 0; i < kN; ++i) out[i] = Load(s + i MROPE_PASS_SITE);
+  }
+}
+
+// kN consecutive floats to shared memory, 16 bytes at a time (s 16-byte aligned, kN % 4 == 0).
+template <int kN>
+__device__ __forceinline__ void StoreShared(float* s, const float* in MROPE_ACCESS_SITE) {
+  static_assert(kN % 4 == 0, "whole float4s");
+#pragma unroll
+  for (int i = 0; i < kN; i += 4) {
+    Store(reinterpret_cast<float4*>(s + i), make_float4(in[i], in[i + 1], in[i + 2], in[i + 3])
+          MROPE_PASS_SITE);
   }
 }
 
@@ -220,20 +260,20 @@ __device__ __forceinline__ bool LoadPosition(const RotaryParams& p, int64_t toke
                                              int64_t* position) {
   switch (p.position_source) {
     case PositionSource::kPlanarInt32:
-      *position = static_cast<const int32_t*>(p.positions)[axis * p.axis_stride + token];
+      *position = Load(static_cast<const int32_t*>(p.positions) + axis * p.axis_stride + token);
       return true;
     case PositionSource::kPlanarInt64:
-      *position = static_cast<const int64_t*>(p.positions)[axis * p.axis_stride + token];
+      *position = Load(static_cast<const int64_t*>(p.positions) + axis * p.axis_stride + token);
       return true;
     case PositionSource::kSequenceDelta: {
-      const int64_t seq = p.seq_id != nullptr ? int64_t{p.seq_id[token]} : token;
+      const int64_t seq = p.seq_id != nullptr ? int64_t{Load(p.seq_id + token)} : token;
       if (seq < 0 || seq >= p.num_seqs) {
         atomicOr(p.error_flag, kMropeErrorSequenceOutOfRange);
         return false;
       }
       // Wrapping add (no signed overflow); an absurd sum fails PositionInRange.
-      *position = static_cast<int64_t>(static_cast<uint64_t>(p.token_index[token]) +
-                                       static_cast<uint64_t>(p.seq_delta[seq]));
+      *position = static_cast<int64_t>(static_cast<uint64_t>(Load(p.token_index + token)) +
+                                       static_cast<uint64_t>(Load(p.seq_delta + seq)));
       return true;
     }
   }
@@ -256,7 +296,7 @@ __device__ __forceinline__ CosSin LookupCosSin(const RotaryParams& p, int pair, 
                                                int64_t position) {
   if (p.cos_table != nullptr) {
     const int64_t i = position * p.table_row_stride + pair;
-    return {p.cos_table[i], p.sin_table[i]};
+    return {Load(p.cos_table + i), Load(p.sin_table + i)};
   }
   return PairCosSin(inv_freq, static_cast<float>(position), p.attention_scaling, p.sincos_math);
 }
@@ -275,7 +315,7 @@ static_assert(kMaxRotaryPairs % 16 == 0, "StagePairParameters copies groups of 1
 
 // True if the token must not be touched (beyond num_tokens, or a device error on any axis).
 __device__ __forceinline__ bool TokenSkipped(const bool (&skip_axis)[kNumAxes]) {
-  return skip_axis[0] || skip_axis[1] || skip_axis[2];
+  return Load(&skip_axis[0]) || Load(&skip_axis[1]) || Load(&skip_axis[2]);
 }
 
 // Copies inv_freq and the packed axes of the pairs to shared memory (read after the first
@@ -289,11 +329,11 @@ __device__ __forceinline__ void StagePairParameters(const RotaryParams& p, int n
   const auto copy_sixteen_pairs = [&](int pair) {
 #pragma unroll
     for (int i = 0; i < 16; i += 4) {
-      *reinterpret_cast<float4*>(&shared.inv_freq[pair + i]) =
-          *reinterpret_cast<const float4*>(&p.inv_freq[pair + i]);
+      Store(reinterpret_cast<float4*>(&shared.inv_freq[pair + i]),
+            Load(reinterpret_cast<const float4*>(&p.inv_freq[pair + i])));
     }
-    *reinterpret_cast<uint4*>(&shared.pair_axes[pair / 4]) =
-        *reinterpret_cast<const uint4*>(&p.pair_axes[pair / 4]);
+    Store(reinterpret_cast<uint4*>(&shared.pair_axes[pair / 4]),
+          Load(reinterpret_cast<const uint4*>(&p.pair_axes[pair / 4])));
   };
   if constexpr (kRotaryDim != 0) {
 #pragma unroll
@@ -330,8 +370,8 @@ __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t gr
       loaded = load_item(i, &position);
     }
     const bool valid = loaded && PositionInRange(p, position);
-    shared.position[i / kNumAxes][i % kNumAxes] = valid ? position : 0;
-    shared.skip_axis[i / kNumAxes][i % kNumAxes] = !valid;
+    Store(&shared.position[i / kNumAxes][i % kNumAxes], valid ? position : 0);
+    Store(&shared.skip_axis[i / kNumAxes][i % kNumAxes], !valid);
   }
 }
 
@@ -345,11 +385,11 @@ __device__ __forceinline__ void StageCosSin(const RotaryParams& p, int tokens_pe
     const int tz = i / num_pairs;
     const int pair = i - tz * num_pairs;
     const CosSin cs = ForDirection(
-        LookupCosSin(p, pair, shared.inv_freq[pair],
-                     shared.position[tz][UnpackPairAxis(shared.pair_axes, pair)]),
+        LookupCosSin(p, pair, Load(&shared.inv_freq[pair]),
+                     Load(&shared.position[tz][UnpackPairAxis(shared.pair_axes, pair)])),
         p.direction);
-    shared.cos[i] = cs.cos;
-    shared.sin[i] = cs.sin;
+    Store(&shared.cos[i], cs.cos);
+    Store(&shared.sin[i], cs.sin);
   }
 }
 

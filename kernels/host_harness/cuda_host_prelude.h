@@ -19,13 +19,16 @@
 // every block start; blocks run one at a time, so one copy suffices. Declare __shared__
 // variables at namespace scope: GCC before 14 ignores section attributes on static locals of
 // templates (PR 88061), so a __shared__ local of a kernel template would escape the poisoning.
-#define __shared__ __attribute__((section("mrope_host_shared"))) static
+// Each is 128-byte aligned, as a kernel's one __shared__ variable is at offset 0 on a GPU, so
+// that the access model's bank of an address is (address % 128) / 4.
+#define __shared__ __attribute__((section("mrope_host_shared"), aligned(128))) static
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/host_harness/access_model.h"
 #include "kernels/host_harness/host_runtime.h"
 
 #define threadIdx (::mrope_host::CurrentThread().thread_idx)
@@ -33,6 +36,16 @@
 #define blockDim (::mrope_host::CurrentThread().block_dim)
 #define gridDim (::mrope_host::CurrentThread().grid_dim)
 #define __syncthreads() ::mrope_host::SyncThreads(__FILE__, __LINE__)
+
+// The kernels' Load/Store helpers (kernels/mrope_device.cuh) take their caller's file and line
+// and record the access while the access model is on (access_model.h).
+#define MROPE_ACCESS_SITE \
+  , const char *access_file = __builtin_FILE(), int access_line = __builtin_LINE()
+#define MROPE_PASS_SITE , access_file, access_line
+#define MROPE_RECORD_ACCESS(address, bytes, is_store)                                     \
+  if (::mrope_host::access_recording) {                                                   \
+    ::mrope_host::RecordAccess(address, bytes, is_store, access_file, access_line);       \
+  }
 
 inline float __uint_as_float(unsigned int bits) {
   float value;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/host_harness/access_model.h"
 #include "kernels/host_harness/fiber.h"
 
 namespace mrope_host {
@@ -152,8 +153,9 @@ class BlockRunner {
         t.fiber->SwitchTo();
         current_thread = nullptr;
       }
-      if (!OpenBarrier()) return;
+      if (!OpenBarrier()) break;
     }
+    if (access_recording) EndBlockAccesses();
   }
 
   uint64_t barrier_instance() const { return barrier_instance_; }
@@ -232,7 +234,13 @@ void RunGrid(dim3 grid, dim3 block, const std::function<void()>& body) {
   const Options options = GetOptions();
   std::mt19937 rng(options.seed);
   BlockRunner runner(grid, block, body, options);
-  for (uint32_t b : Ordered(static_cast<uint32_t>(blocks), options, rng)) {
+  std::vector<uint32_t> order = Ordered(static_cast<uint32_t>(blocks), options, rng);
+  if (access_recording) {
+    // The access model samples the first blocks (each token group's pattern is the same).
+    std::sort(order.begin(), order.end());
+    order.resize(std::min<size_t>(order.size(), kRecordedBlocks));
+  }
+  for (uint32_t b : order) {
     runner.RunBlock({b % grid.x, (b / grid.x) % grid.y, b / (grid.x * grid.y)});
   }
   TsanAcquire(&block_end_sync);  // the launch is complete for the host
@@ -276,6 +284,14 @@ bool RegisterSharedMemory(char* begin, char* end) {
     shared.bytes += static_cast<size_t>(end - begin);
   }
   return true;
+}
+
+bool IsSharedMemory(const void* address) {
+  const char* a = static_cast<const char*>(address);
+  for (const auto& [begin, end] : Shared().ranges) {
+    if (a >= begin && a < end) return true;
+  }
+  return false;
 }
 
 Options GetOptions() { return MutableOptions(); }

@@ -47,6 +47,9 @@ void CheckAligned(const void* address, size_t alignment, const char* access);
 // translation unit). Null or repeated ranges are ignored. Always returns true.
 bool RegisterSharedMemory(char* begin, char* end);
 
+// True if `address` lies in a registered __shared__ section.
+bool IsSharedMemory(const void* address);
+
 enum class Order { kForward, kReverse, kShuffle };
 struct Options {
   Order order = Order::kShuffle;

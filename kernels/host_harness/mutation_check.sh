@@ -32,21 +32,24 @@ mutants=(
   "$kernel|if (!TokenSkipped(shared.skip_axis[z]))|if (true)|skipped (bad-position) tokens rotated anyway"
   "$device|unit * kVec + num_pairs;|unit * kVec + num_pairs - kVec;|vector path: wrong second half"
   "$fused|&fused.partial[buffer][tid - lane]|&fused.partial[buffer][tid]|fused: norm reduction over the wrong lanes"
-  "$fused|fused.partial[buffer][tid] = partial;\\n      __syncthreads();|fused.partial[buffer][tid] = partial;|fused: barrier between staging and the norm / partner reads"
-  "$fused|, buffer ^= 1)|)|fused: stage single-buffered"
+  "$fused|Store(&fused.partial[buffer][tid], partial);\\n      __syncthreads();|Store(&fused.partial[buffer][tid], partial);|fused: barrier between staging and the norm / partner reads"
+  "$fused|, buffer ^= 1, ++pass)|, ++pass)|fused: stage single-buffered"
   "$fused|if (norm.form != QkNormForm::kNone) {\\n              partial|if (false) {\\n              partial|fused: squares never summed"
   "$fused|head_dim,\\n                         norm.eps);|head_dim,\\n                         0.0f);|fused: norm eps ignored"
   "$fused|(slot % p.block_size) * p.cache_slot_stride|(slot % p.block_size) * p.cache_head_stride|fused: slot offset steps by the head stride"
   "$fused|int64_t{head} * p.cache_head_stride|int64_t{head} * p.head_dim|fused: cache head stride taken as head_dim (HND wrong)"
-  "$fused|!TokenSkipped(fused.rotation.skip_axis[z]) && !fused.slot_bad[z]|!TokenSkipped(fused.rotation.skip_axis[z])|fused: tokens with a bad slot written anyway"
+  "$fused|!TokenSkipped(fused.rotation.skip_axis[z]) && !Load(&fused.slot_bad[z])|!TokenSkipped(fused.rotation.skip_axis[z])|fused: tokens with a bad slot written anyway"
   "$fused|return ScaledFp8E4m3(value, scale);|return FloatToFp8E4m3(value);|fused: fp8 scale ignored"
   "$fused|first_of_pair = (d & 1) == 0;|first_of_pair = (d & 1) == 1;|fused: GPT-J pair halves swapped"
   "$device|        p.direction);|        RotationDirection::kForward);|backward: the inverse direction ignored"
   "$fp8|rest == 0x80000u && (q & 1u) != 0|rest == 0x80000u|fp8: ties rounded away from zero"
+  "$fused|(lane + i * lanes) * kC;\\n          if (first >= head_dim) continue;\\n          if (kPasses|(lane * kN + i) * kC;\\n          if (first >= head_dim) continue;\\n          if (kPasses|fused: q/k loads strided by kN chunks per lane (uncoalesced)"
+  "$fused|LoadVec<T, kC>(in + lane * kC)|LoadVec<T, kC>(in + lane * kN * kC)|fused: q/k loads in flight strided by kN chunks per lane (uncoalesced)"
 )
 
 suites=(//kernels/host_harness:mrope_kernel_host_test //kernels/host_harness:large_offsets_test
-        //kernels/host_harness:mrope_kernel_host_tsan_test //tests/rotary:fp8_e4m3_test)
+        //kernels/host_harness:mrope_kernel_host_tsan_test //tests/rotary:fp8_e4m3_test
+        //kernels/host_harness:access_report_test)
 survived=0
 for i in "${!mutants[@]}"; do
   [ $# -gt 0 ] && [ "$1" != "$i" ] && continue

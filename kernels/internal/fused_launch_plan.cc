@@ -101,8 +101,14 @@ absl::StatusOr<FusedLaunchPlan> PlanFusedLaunch(const RotarySpec& spec,
   int64_t tokens = 1;
   int64_t heads_per_chunk = heads;
   if (p.num_tokens >= kSplitHeadsBelowTokens) {
-    // One block covers every head of its tokens, in balanced passes.
-    slots = CeilDiv(heads, CeilDiv(heads, max_slots));
+    // One block covers every head of its tokens, in balanced passes, at least as many as a
+    // thread keeps in flight: the loads of a token's heads are then all issued at once by
+    // fewer threads, and the smaller blocks leave room for more tokens per SM.
+    const int64_t passes =
+        std::max(CeilDiv(heads, max_slots),
+                 std::min<int64_t>(heads, FusedPassesInFlight(ElementSize(plan.dtype),
+                                                              plan.vectorized)));
+    slots = CeilDiv(heads, passes);
     tokens = std::max<int64_t>(
         1, std::min<int64_t>({kMaxBlockThreads / (lanes * slots),
                               kFusedStageFloats / (slots * spec.head_dim),

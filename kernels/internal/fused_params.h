@@ -20,6 +20,14 @@ namespace kernel_internal {
 // a rotated element is read from here. head slots per block * head_dim <= this.
 inline constexpr int kFusedStageFloats = 2048;
 
+// Passes of heads whose q/k loads a fused-kernel thread issues before its token group's first
+// barrier, for `element_size`-byte values: for prefill the bytes in flight per SM, for decode
+// the loads overlap the staging of positions and cos/sin. The 16-bit vector path only: fp32
+// chunks take twice the registers and would spill.
+constexpr int FusedPassesInFlight(int element_size, bool vectorized) {
+  return vectorized && element_size == 2 ? kPassesInFlight : 1;
+}
+
 // Element (t, h, d) of a strided view at data + t * token_stride + h * head_stride + d.
 struct StridedHeads {
   void* data = nullptr;

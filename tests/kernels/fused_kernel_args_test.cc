@@ -205,12 +205,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "exactly one position source"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
-TEST(FusedPlanTest, PrefillCoversEveryHeadInBalancedPasses) {
+TEST(FusedPlanTest, PrefillCoversEveryHeadInBalancedPassesAllInFlight) {
   const auto plan = kernel_internal::PlanFusedLaunch(Spec(), Args(/*num_tokens=*/4096));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->vectorized);
   EXPECT_EQ(plan->block_x, 16u);  // 16 chunks of 8 bf16 per head
-  EXPECT_EQ(plan->block_y, 14u);  // 40 heads in 3 passes of 14 slots (16 fit in 256 threads)
+  // 40 heads in kPassesInFlight = 4 passes of 10 slots (not 3 of 14: 16 fit in 256 threads),
+  // so that each thread issues the loads of all its heads at once.
+  EXPECT_EQ(kernel_internal::FusedPassesInFlight(2, true), 4);
+  EXPECT_EQ(plan->block_y, 10u);
   EXPECT_EQ(plan->block_z, 1u);
   EXPECT_EQ(plan->grid_y, 1u);
   EXPECT_EQ(plan->params.heads_per_chunk, 40);

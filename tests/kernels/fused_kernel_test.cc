@@ -410,6 +410,17 @@ std::vector<FusedCase> Cases() {
     c.rotary_dim = 64;
     c.q_norm = c.k_norm = QkNormForm::kOnePlusWeight;
   });
+  // 17 heads in 5 passes of 4 slots (32 lanes, 2 chunks each): the first kPassesInFlight
+  // passes from the loads issued ahead of the staging, the fifth loaded in its pass; 5 blocks
+  // loop over the token groups.
+  add("bf16_HeadDim512_FivePassesInFlight", [](FusedCase& c) {
+    c.num_tokens = 264;
+    c.hq = 15;
+    c.hk = 2;
+    c.head_dim = 512;
+    c.rotary_dim = 128;
+    c.max_grid_x = 5;
+  });
   add("fp32_BlocksLoopOverTokenGroups", [](FusedCase& c) {
     c.dtype = DType::kFloat32;
     c.num_tokens = 1030;

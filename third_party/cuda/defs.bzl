@@ -104,6 +104,58 @@ cuda_objects = rule(
     fragments = ["cpp"],
 )
 
+# nvcc's resource usage (registers, shared memory, spills) per kernel and SASS arch, compiled
+# with the flags cuda_objects uses. One line per arch and kernel (tab-separated): arch,
+# registers, smem bytes, spill store bytes, spill load bytes, stack bytes, mangled kernel name.
+_PTXAS_AWK = """
+/Compiling entry function/ { split($0, q, "'"); kernel = q[2]; arch = q[4]; smem = 0; st = 0; ld = 0; stack = 0 }
+/Function properties for/ { props = $NF }
+/bytes stack frame/ && props == kernel { stack = $1; st = $5; ld = $9 }
+/Used [0-9]+ registers/ && kernel != "" {
+  for (i = 1; i <= NF; ++i) { if ($i == "registers,") regs = $(i - 1); if ($i ~ /^smem,?$/) smem = $(i - 2) }
+  printf "%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n", arch, regs, smem, st, ld, stack, kernel
+  kernel = ""
+}
+"""
+
+def _cuda_resource_usage_impl(ctx):
+    comp = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
+    args = ["-std=c++17", "-O3", "--resource-usage", "-I.", "-I" + ctx.bin_dir.path]
+    args += ["-I" + d for d in comp.quote_includes.to_list() + comp.includes.to_list()]
+    for d in comp.system_includes.to_list():
+        args += ["-isystem", d]
+    args += ["-D" + d for d in comp.defines.to_list()] + ctx.attr.nvcc_opts
+    out = ctx.outputs.out
+    src = ctx.file.src
+    cmd = ["set -eo pipefail", ": > %s" % out.path]
+    for arch in ctx.attr.gpu_archs:
+        cmd.append(
+            "%s %s -gencode=arch=compute_%s,code=sm_%s -c %s -o %s.o 2>&1 | awk '%s' >> %s" %
+            (NVCC, " ".join(args), arch, arch, src.path, out.path, _PTXAS_AWK.replace("'", "'\\''"), out.path),
+        )
+    cmd.append("rm -f %s.o" % out.path)
+    ctx.actions.run_shell(
+        command = "\n".join(cmd),
+        inputs = depset([src] + ctx.files.hdrs, transitive = [comp.headers]),
+        outputs = [out],
+        mnemonic = "NvccResourceUsage",
+        progress_message = "nvcc --resource-usage %s" % src.short_path,
+        use_default_shell_env = True,
+    )
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
+cuda_resource_usage = rule(
+    implementation = _cuda_resource_usage_impl,
+    attrs = {
+        "src": attr.label(allow_single_file = [".cu"]),
+        "hdrs": attr.label_list(allow_files = [".cuh", ".h"]),
+        "deps": attr.label_list(providers = [CcInfo]),
+        "gpu_archs": attr.string_list(default = ["80", "90", "100"]),
+        "nvcc_opts": attr.string_list(),
+        "out": attr.output(mandatory = True),
+    },
+)
+
 def cuda_library(
         name,
         srcs,

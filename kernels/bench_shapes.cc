@@ -1,4 +1,4 @@
-#include "kernels/bench_util.h"
+#include "kernels/bench_shapes.h"
 
 #include <cmath>
 

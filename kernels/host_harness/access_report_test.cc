@@ -1,0 +1,280 @@
+// The kernels' memory behaviour without a GPU: every kernel path on the benchmarks' model
+// shapes (kernels/bench_shapes.h) runs under the host harness's access model
+// (access_model.h), and the test checks what decides a memory-bound kernel's speed:
+//  - every global access that moves q, k, v or the cache uses >= 95% of the 32-byte sectors
+//    it touches (views misaligned on purpose, for the scalar paths: one sector more than the
+//    bytes need per request);
+//  - no shared memory access has bank conflicts above 2-way;
+//  - no byte of q, k and v (the compulsory input) is read twice in a launch.
+// The report (markdown) goes to the test's undeclared outputs (access_report.md) and stdout;
+// kernels/BENCHMARKS.md keeps a copy ("Access model (host harness)").
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/bench_shapes.h"
+#include "kernels/fused_kernel.h"
+#include "kernels/gpu_util.h"
+#include "kernels/host_harness/access_model.h"
+#include "kernels/mrope_kernel.h"
+
+namespace mrope {
+namespace {
+
+using bench_util::kHeadDim;
+using bench_util::ModelShape;
+using gpu_util::DeviceBuffer;
+
+constexpr double kMinSectorEfficiency = 0.95;
+constexpr int kMaxBankWays = 2;
+constexpr int kBlockSize = 16;  // the fused benchmark's paged-cache block
+constexpr int64_t kPrefillTokens = 1024;  // the planners' prefill branch starts here
+
+struct PathReport {
+  std::string path;
+  mrope_host::AccessReport report;
+  bool misaligned = false;  // q, k and v start 2 bytes past a sector (the scalar paths)
+};
+
+// A misaligned view's request of B bytes touches ceil(B / 32) + 1 sectors at best: the check
+// allows that one sector more per request.
+bool Coalesced(const mrope_host::SiteStats& s, bool misaligned) {
+  if (!misaligned) return s.SectorEfficiency() >= kMinSectorEfficiency;
+  const uint64_t bytes_per_request = s.requested_bytes / std::max<uint64_t>(1, s.requests);
+  return s.sectors <= s.requests * ((bytes_per_request + 31) / 32 + 1);
+}
+
+bool MovesTensors(const mrope_host::SiteStats& site) {
+  for (const char* name : {"qkv", "k_cache", "v_cache"}) {
+    if (("," + site.buffers + ",").find(std::string(",") + name + ",") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// q, k and v of T tokens in one [T][Hq + 2 Hk][D] bf16 buffer (as the benchmarks slice them),
+// `offset` elements from its start (1: no 16-byte alignment, the scalar paths).
+struct Qkv {
+  Qkv(const ModelShape& m, int64_t tokens, int64_t offset)
+      : token_stride(int64_t{m.hq + 2 * m.hk} * kHeadDim),
+        buffer((tokens * token_stride + offset) * 2),
+        positions(3 * tokens * sizeof(int64_t)),
+        flag(sizeof(int)) {
+    std::vector<uint16_t> values((tokens * token_stride + offset));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0x3F80 + (i * 7919) % 256;  // ~1..2
+    buffer.Upload(values.data(), values.size() * 2);
+    const std::vector<int64_t> host = bench_util::VideoPositions(tokens);
+    positions.Upload(host.data(), host.size() * sizeof(int64_t));
+    flag.Zero();
+    base = buffer.As<uint16_t>() + offset;
+    mrope_host::NameBuffer(buffer.data(), (tokens * token_stride + offset) * 2, "qkv");
+    mrope_host::NameBuffer(positions.data(), 3 * tokens * sizeof(int64_t), "positions");
+    mrope_host::NameBuffer(flag.data(), sizeof(int), "flag");
+  }
+  HeadsView View(const ModelShape& m, int64_t tokens, int first_head, int heads) const {
+    return {base + int64_t{first_head} * kHeadDim, DType::kBFloat16, tokens, heads, kHeadDim,
+            token_stride, kHeadDim};
+  }
+
+  int64_t token_stride;
+  DeviceBuffer buffer, positions, flag;
+  uint16_t* base = nullptr;
+};
+
+mrope_host::AccessReport Record(const std::function<absl::Status()>& launch) {
+  mrope_host::StartRecording();
+  const absl::Status status = launch();
+  mrope_host::AccessReport report = mrope_host::FinishRecording();
+  EXPECT_TRUE(status.ok()) << status;
+  return report;
+}
+
+PathReport RunMrope(const ModelShape& m, int64_t tokens, bool scalar, const char* path) {
+  const RotarySpec spec = bench_util::MakeSpec(m);
+  Qkv qkv(m, tokens, scalar ? 1 : 0);
+  MropeKernelArgs args;
+  args.q = qkv.View(m, tokens, 0, m.hq);
+  args.k = qkv.View(m, tokens, m.hq, m.hk);
+  args.positions = {qkv.positions.data(), true, tokens, tokens};
+  args.error_flag = qkv.flag.As<int>();
+  PathReport r{std::string(path) + ", " + m.name + ", T = " + std::to_string(tokens),
+               Record([&] { return LaunchMropeKernel(spec, args, nullptr); }), scalar};
+  mrope_host::ForgetBuffers();
+  return r;
+}
+
+PathReport RunFused(const ModelShape& m, int64_t tokens, bool fp8, bool hnd) {
+  const RotarySpec spec = bench_util::MakeSpec(m);
+  Qkv qkv(m, tokens, 0);
+  const int64_t num_blocks = tokens / kBlockSize + 1;
+  const int64_t cache_bytes = num_blocks * kBlockSize * m.hk * kHeadDim * (fp8 ? 1 : 2);
+  DeviceBuffer k_cache(cache_bytes), v_cache(cache_bytes), slots(tokens * sizeof(int64_t)),
+      weights(2 * kHeadDim * 2), scales(2 * sizeof(float));
+  std::vector<int64_t> host_slots(tokens);
+  for (int64_t t = 0; t < tokens; ++t) host_slots[t] = (t * 7919) % (num_blocks * kBlockSize);
+  slots.Upload(host_slots.data(), host_slots.size() * sizeof(int64_t));
+  const std::vector<uint16_t> ones(2 * kHeadDim, 0x3F80);
+  weights.Upload(ones.data(), ones.size() * 2);
+  const float host_scales[2] = {0.25f, 0.5f};
+  scales.Upload(host_scales, sizeof(host_scales));
+  mrope_host::NameBuffer(k_cache.data(), cache_bytes, "k_cache");
+  mrope_host::NameBuffer(v_cache.data(), cache_bytes, "v_cache");
+  mrope_host::NameBuffer(slots.data(), tokens * sizeof(int64_t), "slots");
+  mrope_host::NameBuffer(weights.data(), 2 * kHeadDim * 2, "norm_weights");
+  mrope_host::NameBuffer(scales.data(), sizeof(host_scales), "scales");
+
+  FusedMropeArgs a;
+  a.q = qkv.View(m, tokens, 0, m.hq);
+  a.k = qkv.View(m, tokens, m.hq, m.hk);
+  a.v = qkv.View(m, tokens, m.hq + m.hk, m.hk);
+  a.q_norm = {QkNormForm::kWeight, weights.data(), DType::kBFloat16, 1e-6f};
+  a.k_norm = {QkNormForm::kWeight, weights.As<uint16_t>() + kHeadDim, DType::kBFloat16, 1e-6f};
+  a.positions = {qkv.positions.data(), true, tokens, tokens};
+  a.slot_mapping = slots.As<int64_t>();
+  const int64_t head_row = int64_t{m.hk} * kHeadDim;
+  a.cache = {k_cache.data(), v_cache.data(), fp8 ? DType::kFloat8E4m3 : DType::kBFloat16,
+             num_blocks,     kBlockSize,     m.hk,
+             kHeadDim,       kBlockSize * head_row,
+             hnd ? kHeadDim : head_row,
+             hnd ? int64_t{kBlockSize} * kHeadDim : kHeadDim};
+  a.cache.k_scale = scales.As<float>();
+  a.cache.v_scale = scales.As<float>() + 1;
+  a.error_flag = qkv.flag.As<int>();
+  PathReport r{std::string("fused ") + (fp8 ? "fp8" : "bf16") + (hnd ? " HND" : " NHD") +
+                   ", " + m.name + ", T = " + std::to_string(tokens),
+               Record([&] { return LaunchFusedMropeKernel(spec, a, nullptr); })};
+  mrope_host::ForgetBuffers();
+  return r;
+}
+
+std::vector<PathReport> RunAllPaths() {
+  std::vector<PathReport> paths;
+  for (const ModelShape& m : {bench_util::kQwen3Vl8B, bench_util::kQwen25Vl7B}) {
+    paths.push_back(RunMrope(m, kPrefillTokens, false, "in-place vector"));
+    paths.push_back(RunMrope(m, 64, true, "in-place scalar"));
+    paths.push_back(RunMrope(m, 1, false, "in-place decode"));
+    paths.push_back(RunMrope(m, 16, false, "in-place decode"));
+  }
+  for (const ModelShape& m : {bench_util::kQwen3Vl8B, bench_util::kQwen25Vl7B}) {
+    for (const bool fp8 : {false, true}) {
+      for (const bool hnd : {false, true}) {
+        for (const int64_t tokens : {kPrefillTokens, int64_t{1}}) {
+          paths.push_back(RunFused(m, tokens, fp8, hnd));
+        }
+      }
+    }
+  }
+  return paths;
+}
+
+std::string Fixed(double x, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", digits, x);
+  return text;
+}
+
+// Per path: the worst sector efficiency of the accesses that move q, k, v or the cache, and of
+// any global access; the worst shared memory bank conflict; the compulsory bytes read twice.
+std::string Summary(const std::vector<PathReport>& paths) {
+  std::ostringstream out;
+  out << "| path | q/k/v/cache: worst sector efficiency (site) | any global: worst (site) | "
+         "shared: worst ways (site) | q/k/v bytes read twice | other bytes read twice |\n"
+      << "| --- | --- | --- | --- | --- | --- |\n";
+  for (const PathReport& p : paths) {
+    const mrope_host::SiteStats* worst_tensor = nullptr;
+    const mrope_host::SiteStats* worst_global = nullptr;
+    const mrope_host::SiteStats* worst_shared = nullptr;
+    for (const auto& s : p.report.sites) {
+      if (s.shared) {
+        if (worst_shared == nullptr || s.max_ways > worst_shared->max_ways) worst_shared = &s;
+        continue;
+      }
+      if (worst_global == nullptr || s.SectorEfficiency() < worst_global->SectorEfficiency()) {
+        worst_global = &s;
+      }
+      if (MovesTensors(s) && (worst_tensor == nullptr ||
+                              s.SectorEfficiency() < worst_tensor->SectorEfficiency())) {
+        worst_tensor = &s;
+      }
+    }
+    const auto efficiency = [](const mrope_host::SiteStats* s) {
+      return s == nullptr ? std::string("-")
+                          : Fixed(s->SectorEfficiency(), 3) + " (" + s->site + " " +
+                                (s->store ? "st" : "ld") + " " + s->buffers + ")";
+    };
+    uint64_t compulsory = 0;
+    uint64_t other = 0;
+    for (const auto& b : p.report.buffers) (b.name == "qkv" ? compulsory : other) += b.bytes_reread;
+    out << "| " << p.path << " | " << efficiency(worst_tensor) << " | "
+        << efficiency(worst_global) << " | "
+        << (worst_shared == nullptr ? std::string("-")
+                                    : std::to_string(worst_shared->max_ways) + " (" +
+                                          worst_shared->site +
+                                          (worst_shared->store ? " st" : " ld") + ")")
+        << " | " << compulsory << " | " << other << " |\n";
+  }
+  return out.str();
+}
+
+// Every site of one path.
+std::string Sites(const PathReport& p) {
+  std::ostringstream out;
+  out << "#### " << p.path << "\n\n"
+      << "| site | op | buffers | requests | bytes requested | sectors | efficiency | lines "
+         "per request | bank ways |\n"
+      << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& s : p.report.sites) {
+    out << "| " << s.site << " | " << (s.store ? "st" : "ld") << " | "
+        << (s.shared ? "shared" : s.buffers) << " | " << s.requests << " | "
+        << s.requested_bytes << " | " << (s.shared ? "-" : std::to_string(s.sectors)) << " | "
+        << (s.shared ? "-" : Fixed(s.SectorEfficiency(), 3)) << " | "
+        << (s.shared || s.requests == 0
+                ? "-"
+                : Fixed(static_cast<double>(s.lines) / static_cast<double>(s.requests), 2))
+        << " | " << (s.shared ? std::to_string(s.max_ways) : "-") << " |\n";
+  }
+  return out.str() + "\n";
+}
+
+TEST(AccessReportTest, EveryKernelPathMovesItsBytesOnceAndCoalesced) {
+  const std::vector<PathReport> paths = RunAllPaths();
+  std::string report = "### Summary\n\n" + Summary(paths) + "\n### Sites\n\n";
+  for (const PathReport& p : paths) report += Sites(p);
+  std::printf("%s", report.c_str());
+  if (const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR"); dir != nullptr) {
+    std::ofstream(std::string(dir) + "/access_report.md") << report;
+  }
+
+  for (const PathReport& p : paths) {
+    ASSERT_FALSE(p.report.sites.empty()) << p.path << ": no access recorded";
+    for (const auto& s : p.report.sites) {
+      if (s.shared) {
+        EXPECT_LE(s.max_ways, kMaxBankWays)
+            << p.path << ": " << s.site << (s.store ? " store" : " load")
+            << " has shared memory bank conflicts";
+      } else if (MovesTensors(s)) {
+        EXPECT_TRUE(Coalesced(s, p.misaligned))
+            << p.path << ": " << s.site << (s.store ? " store" : " load") << " on "
+            << s.buffers << " is not coalesced";
+      }
+    }
+    for (const auto& b : p.report.buffers) {
+      if (b.name == "qkv") {
+        EXPECT_EQ(b.bytes_reread, 0u) << p.path << ": q/k/v bytes read twice";
+        EXPECT_GT(b.bytes_read, 0u) << p.path;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mrope
