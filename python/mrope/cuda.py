@@ -25,7 +25,7 @@ has no backward).
 
 With torch >= 2.4, both ops are also torch custom ops (``torch.ops.mrope.apply_mrope_``,
 ``torch.ops.mrope.fused_mrope_``, with fake implementations and declared mutations), and torch
-tensors go through them (older torch, such as Debian's 1.13, has no ``torch.library.custom_op``:
+tensors go through them (torch < 2.4 has no ``torch.library.custom_op``:
 its tensors take the DLPack path, and ``apply_mrope``'s autograd works with any torch); inside ``torch.compile``'d code call ``torch.ops.mrope.*`` with
 ``model_key(model)`` (the Python wrappers themselves hold a lock and are not traced).
 

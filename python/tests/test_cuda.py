@@ -305,7 +305,7 @@ def test_cpu_torch_tensors_through_the_custom_ops(model, prompt):
     mc.apply_mrope_(qkv[:, :4], qkv[:, 4:6], torch.from_numpy(positions), model,
                     error_flag=flag)
     assert np.array_equal(qkv.numpy(), reference) and flag.item() == 0
-    if not hasattr(torch.library, "custom_op"):  # torch < 2.4 (Debian's 1.13): DLPack path only
+    if not hasattr(torch.library, "custom_op"):  # torch < 2.4: DLPack path only
         assert mc._torch_ops is None
         return
     assert hasattr(torch.ops.mrope, "apply_mrope_") and hasattr(torch.ops.mrope, "fused_mrope_")

@@ -1,4 +1,4 @@
-"""With torch installed (Debian python3-torch): mrope replaces an HF-style module's
+"""With torch installed (the pinned test environment's, python/requirements-test.txt): mrope replaces an HF-style module's
 get_rope_index and gives HF's tensors, dtypes included. Skipped without torch."""
 import numpy as np
 import pytest
