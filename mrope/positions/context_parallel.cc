@@ -14,6 +14,24 @@
 namespace mrope {
 namespace {
 
+// The rank's token count against limits.max_total_tokens, checked before anything is allocated.
+absl::Status CheckRankTokens(int64_t num_tokens, int cp_rank, const PositionLimits& limits) {
+  if (num_tokens <= limits.max_total_tokens) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("rank ", cp_rank, "'s slice has more than max_total_tokens = ",
+                   limits.max_total_tokens, " tokens (", num_tokens, ")"));
+}
+
+// Sizes a slice of out.num_tokens tokens from `sequences` sequences (or rows): the planes, room
+// for the token indices and cu_seqlens, which starts at 0.
+template <typename Out>
+void AllocateSlice(int64_t sequences, ContextParallelPositions<Out>& out) {
+  out.positions.resize(3 * out.num_tokens);
+  out.token_index.reserve(out.num_tokens);
+  out.cu_seqlens.reserve(sequences + 1);
+  out.cu_seqlens.push_back(0);
+}
+
 // Columns [begin, end) of one row of a padded batch (ContextParallelBatchSlice's contract).
 template <typename Out>
 absl::Status FillRowColumns(const SequencePositions& seq, const RowLayout& layout, Out pad,
@@ -100,17 +118,10 @@ absl::StatusOr<ContextParallelPositions<Out>> ContextParallelSlice(
     }
     chunks[i] = *rank_chunks;
     out.num_tokens += padded / cp_size;
-    if (out.num_tokens > limits.max_total_tokens) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("rank ", cp_rank, "'s slice has more than max_total_tokens = ",
-                       limits.max_total_tokens, " tokens (", out.num_tokens, ")"));
-    }
+    MROPE_RETURN_IF_ERROR(CheckRankTokens(out.num_tokens, cp_rank, limits));
   }
   const int64_t n = out.num_tokens;
-  out.positions.resize(3 * n);
-  out.token_index.reserve(n);
-  out.cu_seqlens.reserve(sequences.size() + 1);
-  out.cu_seqlens.push_back(0);
+  AllocateSlice(static_cast<int64_t>(sequences.size()), out);
   Out* const t = out.positions.data();
   int64_t local = 0;
   int64_t packed_begin = 0;  // the sequence's first token in the padded packed batch
@@ -142,16 +153,9 @@ absl::StatusOr<ContextParallelPositions<Out>> ContextParallelBatchSlice(
   ContextParallelPositions<Out> out;
   const int64_t per_row = l / cp_size;
   out.num_tokens = plan.batch_size * per_row;  // no overflow: B * L is a planned batch
-  if (out.num_tokens > limits.max_total_tokens) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", cp_rank, "'s slice has more than max_total_tokens = ",
-                     limits.max_total_tokens, " tokens (", out.num_tokens, ")"));
-  }
+  MROPE_RETURN_IF_ERROR(CheckRankTokens(out.num_tokens, cp_rank, limits));
   const int64_t n = out.num_tokens;
-  out.positions.resize(3 * n);
-  out.token_index.reserve(n);
-  out.cu_seqlens.reserve(plan.batch_size + 1);
-  out.cu_seqlens.push_back(0);
+  AllocateSlice(plan.batch_size, out);
   Out* const t = out.positions.data();
   const Out pad = static_cast<Out>(plan.rope_index_pad_value);
   int64_t local = 0;
