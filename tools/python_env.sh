@@ -24,10 +24,11 @@ if [ "${1:-}" = --locate ]; then
     echo "no Python test environment for $pins at $env: run tools/python_env.sh" >&2
     exit 1
   fi
+  touch "$env/.complete"  # in use: see the clean-up below
   echo "$env"
   exit 0
 fi
-[ -f "$env/.complete" ] && { echo "$env"; exit 0; }
+[ -f "$env/.complete" ] && { touch "$env/.complete"; echo "$env"; exit 0; }
 
 mkdir -p "$cache/wheels"
 exec 9>"$cache/.lock"
@@ -86,7 +87,11 @@ for reqs in "$work"/*.txt; do
 done
 "$env/bin/pip" freeze >"$env/freeze.txt"
 touch "$env/.complete"
-# Environments of earlier pins go; the wheelhouse stays (offline rebuilds, reverts).
-find "$cache" -maxdepth 1 -name 'env-*' ! -path "$env" -exec rm -rf {} +
+# Environments of other pins go once unused for 3 days (worktrees of other branches use them
+# meanwhile; .complete is touched on every use); the wheelhouse stays (offline rebuilds).
+for old in "$cache"/env-*; do
+  [ "$old" = "$env" ] || [ -n "$(find "$old/.complete" -mtime -3 2>/dev/null)" ] ||
+    rm -rf "$old"
+done
 echo "python test environment made in $((SECONDS - start)) s: $env" >&2
 echo "$env"
