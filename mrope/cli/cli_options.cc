@@ -5,10 +5,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "mrope/common/json.h"
 #include "mrope/common/json_reader.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/model/conventions.h"
 #include "mrope/model/model_family.h"
 #include "mrope/service/case_model.h"
 #include "mrope/service/request_io.h"
@@ -33,12 +35,16 @@ absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options) {
         options.video_time_rounding, "'"));
   }
   if (!options.convention.empty()) {
-    auto convention = ParseConvention(options.convention);
+    auto convention = ResolveConvention(FamilyOf(config).family, options.convention);
     if (!convention.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--convention: ", convention.status().message()));
     }
     config.convention = *convention;
+    // A release is reproduced with its own video time (unless --video_time_rounding says).
+    if (absl::StrContains(options.convention, "==") && options.video_time_rounding.empty()) {
+      config.video_time_rounding = ConventionRulesOf(*convention).reference_video_time;
+    }
   }
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   return spec;

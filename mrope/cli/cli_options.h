@@ -24,7 +24,9 @@ struct CliOptions {
   std::string positions = "0";  // tables: comma-separated T or T:H:W
   int64_t seq_len = 0;  // tables: sequence length for dynamic / LongRoPE (0: max position + 1)
   std::string video_time_rounding;  // override: scale_then_truncate | truncate_interval_first
-  std::string convention;           // override: hf_v4 (or hf) | hf_v5_2 | hf_v5 | vllm
+  // override: a release ("transformers==5.23.0") or a convention's name or alias
+  // (ResolveConvention, mrope/model/conventions.h)
+  std::string convention;
   std::string compare;              // explain: conventions to compare, "hf_v4,hf_v5_2,vllm"
   // positions: rank cp_rank of cp_size's context-parallel slice (the request's
   // options.cp_size / cp_rank); 0: as the request says.

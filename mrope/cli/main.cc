@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mrope/cli/cli_options.h"
+#include "mrope/cli/conventions_command.h"
 #include "mrope/cli/explain_command.h"
 #include "mrope/cli/positions_command.h"
 #include "mrope/cli/rotary_command.h"
@@ -35,7 +36,7 @@ ABSL_FLAG(std::string, golden, "",
           "--config and --request.");
 ABSL_FLAG(std::string, format, "",
           "positions: json (default), textproto, int32 or int64 (raw position_ids, needs "
-          "--output). tables: text (default) or json.");
+          "--output). tables, conventions: text (default) or json.");
 ABSL_FLAG(std::string, output, "", "Write the result to this file instead of stdout.");
 ABSL_FLAG(std::string, positions, "0",
           "tables: comma-separated positions, T for (T, T, T) or T:H:W.");
@@ -48,10 +49,10 @@ ABSL_FLAG(std::string, compare, "",
           "explain: conventions to compare side by side, e.g. hf_v4,hf_v5_2,vllm (exit status "
           "3 when they disagree).");
 ABSL_FLAG(std::string, convention, "",
-          "Override the convention (whose padding, deltas and decode to follow): hf_v4 (or hf; "
-          "transformers v4.57.6, the v4 families' default), hf_v5_2 (transformers v5.2.0, the "
-          "new families' default), hf_v5 (transformers v5.15, blocks from mm_token_type_ids) "
-          "or vllm (each row its own request).");
+          "Override the convention (whose padding, deltas and decode to follow): a release, "
+          "e.g. transformers==5.23.0 or vllm==0.33.0 (the convention reproducing it, with its "
+          "video time rounding), or a convention by name or alias (hf_v4 or hf, hf_v5_2, hf_v5, "
+          "hf_v5_18, vllm); `mrope conventions` lists them with the releases they reproduce.");
 
 ABSL_FLAG(int32_t, cp_size, 0,
           "positions: context parallelism over N ranks (Megatron-LM / TransformerEngine "
@@ -96,6 +97,9 @@ commands:
                mrope tables --config=qwen3_vl --positions=0,100,12:3:4
   rotary     Runs the rotary math on a rotary golden case and prints cos, sin, q_rot, k_rot.
                mrope rotary --golden=tests/golden/rotary_qwen3_vl/case_001.json
+  conventions  Every convention per family: its name by the first release it reproduces,
+             aliases, reference, release range and how it was verified (--format=json).
+               mrope conventions --format=json
 
 Errors go to stderr with a non-zero exit status.
 )";
@@ -164,6 +168,8 @@ int main(int argc, char** argv) {
     return *agree ? 0 : kConventionsDisagree;
   } else if (command == "explain") {
     status = mrope::RunExplain(options, std::cout);
+  } else if (command == "conventions") {
+    status = mrope::RunConventions(options, std::cout);
   } else if (command == "tables") {
     status = mrope::RunTables(options, std::cout);
   } else if (command == "rotary") {
@@ -173,7 +179,7 @@ int main(int argc, char** argv) {
     status = mrope::RunRotaryGolden(options.golden, std::cout);
   } else {
     std::cerr << "mrope: unknown command '" << command
-              << "'; commands: positions, explain, tables, rotary (see mrope --help)\n";
+              << "'; commands: positions, explain, tables, rotary, conventions (see mrope --help)\n";
     return 2;
   }
   if (!status.ok()) return Fail(status);

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mrope/model/conventions.h"
 
 namespace mrope {
 namespace {
@@ -90,12 +91,21 @@ void NewInV5(ModelFamilyInfo& row) {
   row.rope.sections = SectionSource::kRotaryCode;
 }
 
+// The family's transformers >= 5.3 get_rope_index (hf_v5), run against the releases
+// (mrope/model/conventions.cc): blocks from mm_token_type_ids, pads 0, the unpadded delta.
+void From5_3(ModelFamilyInfo& row) {
+  row.rules.conventions.push_back(Convention::kHfV5);
+  row.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw", "video_grid_thw",
+                          "attention_mask"};
+}
+
 // GLM-4.1V's rules (GLM-4.5V, GLM-4.6V and GLM-OCR run the same get_rope_index).
 void GlmRules(ModelFamilyInfo& row) {
   row.rules.token_keys = GlmKeys();
   row.rules.policy.video_frames_as_blocks = true;
   row.rules.policy.video_marking = VideoMarking::kImageTokensInVideoBrackets;
-  row.rules.v5_pad_value = 1;  // Glm4vModel.get_rope_index fills padding with ones
+  row.rules.v5_2_pad_value = 1;  // 5.2's Glm4vModel.get_rope_index fills padding with ones
+  row.rules.v5_blocks_by_token_scan = true;
   row.processor = ProcessorLayout::kGlmVideoBrackets;
 }
 
@@ -148,6 +158,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rules.policy.video_time = TimeIndex::kScaleThenTruncate;
     r.rules.policy.seconds_list = SecondsList::kSecondPerGridTs;
     r.rules.conventions = QwenVlConventions();
+    r.rules.conventions.push_back(Convention::kHfV5_18);  // #48669's video time
     r.variants = {{"qwen2_5_vl_hf", VideoTimeRounding::kTruncateIntervalFirst,
                    Convention::kHfV4}};
     r.rope_index.hf = {"image_grid_thw", "video_grid_thw", "second_per_grid_ts",
@@ -215,6 +226,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope.cos_layout = CosSinLayout::kPerAxis;  // v4.57.6's module; the apply picks the axes
     GlmRules(r);
     r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
+    if (family == ModelFamily::kGlm4v) From5_3(r);  // GLM-4.5V's releases are not run
     rows.push_back(r);
   }
   // Qwen3.5 (dense and MoE): Qwen3-VL's code at v5.2.0 with new ids, a quarter of the head
@@ -227,6 +239,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope = {256, 1e4, {11, 11, 10}, MropeLayout::kInterleaved, 0.25};
     Qwen3VlRules(r);
     NewInV5(r);
+    if (family == ModelFamily::kQwen3_5) From5_3(r);  // Qwen3.5-MoE's releases are not run
     r.qk_norm = QkNorm::kOnePlusWeight;
     rows.push_back(r);
   }
@@ -245,6 +258,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope = rope;
     GlmRules(r);
     NewInV5(r);
+    if (family == ModelFamily::kGlm46v) From5_3(r);  // GLM-OCR's releases are not run
     rows.push_back(r);
   }
   // PaddleOCR-VL: Qwen2-VL's code at v5.2.0 (padding 0, delta clamped at 0); a flat config.
@@ -256,6 +270,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope.cos_layout = CosSinLayout::kPerAxis;  // Qwen2-VL's module
     r.rules.v5_2_clamps_delta = true;
     NewInV5(r);
+    From5_3(r);
     r.rope.sections = SectionSource::kConfigRequired;  // HF's attention fails without it
     rows.push_back(r);
   }
@@ -268,7 +283,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.hf_model_types = {{"ernie4_5_vl_moe", ""}};
     r.rules.token_keys = GlmKeys();
     r.rules.policy.blocks_from_type_ids = true;
-    r.rules.v5_pad_value = 1;
+    r.rules.v5_2_pad_value = 1;
     r.preset.temporal_merge_size = 2;
     // Its mrope_section [22, 22, 20] counts [h, w, t]: h and w alternate over pairs 0..43, t
     // takes the rest; pairs (2j, 2j+1); cos/sin repeat each pair's value (repeat_interleave).
@@ -276,6 +291,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope.cos_layout = CosSinLayout::kRepeatInterleave;
     r.processor = ProcessorLayout::kTypedRuns;
     NewInV5(r);
+    From5_3(r);
     r.rope_index.hf = {"image_grid_thw", "video_grid_thw", "attention_mask",
                        "mm_token_type_ids"};
     rows.push_back(r);
@@ -294,7 +310,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     p.block_end = BlockEnd::kStartPlusLargerSide;
     p.decode = DecodeRule::kTargetGridTable;
     p.zero_deltas = true;
-    r.rules.v5_pad_value = 1;
+    r.rules.v5_2_pad_value = 1;
     r.preset.spatial_merge_size = 1;
     // GlmImageTextAttention's apply is built on rotate_half: NeoX halves, unlike GLM-4.6V.
     r.rope = {128, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 0.5, RotaryLayout::kNeox};
@@ -303,15 +319,13 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope_index.hf = {"image_grid_thw", "images_per_sample", "attention_mask"};
     rows.push_back(r);
   }
-  // Every other convention of a row is a preset "<name>_<convention>", with HF's video time
-  // rounding for HF's conventions (Qwen2.5-VL's 5.x code still truncates the interval first).
+  // Every other convention of a row is a preset "<name>_<convention>", with the convention's
+  // reference video time rounding (transformers before 5.18 truncates the interval first).
   for (ModelFamilyInfo& r : rows) {
     for (const Convention convention : r.rules.conventions) {
       if (convention == r.preset.convention) continue;
-      r.variants.push_back({absl::StrCat(r.name, "_", ConventionRulesOf(convention).name),
-                            convention == Convention::kVllm
-                                ? VideoTimeRounding::kScaleThenTruncate
-                                : VideoTimeRounding::kTruncateIntervalFirst,
+      const ConventionRules& rules = ConventionRulesOf(convention);
+      r.variants.push_back({absl::StrCat(r.name, "_", rules.name), rules.reference_video_time,
                             convention});
     }
   }
@@ -339,8 +353,10 @@ const ModelFamilyInfo& FamilyInfo(ModelFamily family) {
 const std::vector<absl::string_view>& RopeIndexArguments(ModelFamily family,
                                                          Convention convention) {
   const RopeIndexSignature& signature = FamilyInfo(family).rope_index;
-  return convention == Convention::kHfV5 && !signature.hf_v5.empty() ? signature.hf_v5
-                                                                     : signature.hf;
+  // The 5.3+ get_rope_index takes mm_token_type_ids first.
+  return ConventionRulesOf(convention).blocks_from_type_ids && !signature.hf_v5.empty()
+             ? signature.hf_v5
+             : signature.hf;
 }
 
 const ModelFamilyInfo& FamilyOf(const ModelConfig& config) {
@@ -405,14 +421,22 @@ absl::string_view QkNormName(QkNorm norm) {
 
 absl::StatusOr<Convention> ParseConvention(absl::string_view name) {
   if (name == "hf") return Convention::kHfV4;
-  std::vector<absl::string_view> names = {"hf"};
-  for (const Convention c :
-       {Convention::kHfV4, Convention::kHfV5_2, Convention::kHfV5, Convention::kVllm}) {
-    if (ConventionName(c) == name) return c;
-    names.push_back(ConventionName(c));
+  std::vector<absl::string_view> names;
+  for (const Convention c : AllConventions()) {
+    if (ConventionReleaseName(c) == name || ConventionName(c) == name) return c;
+    names.push_back(ConventionReleaseName(c));
   }
+  for (const Convention c : AllConventions()) names.push_back(ConventionName(c));
+  names.push_back("hf");
   return absl::InvalidArgumentError(absl::StrCat("unknown convention '", name, "'; known: ",
                                                  absl::StrJoin(names, ", ")));
+}
+
+const std::vector<Convention>& AllConventions() {
+  static const std::vector<Convention>* const kAll =
+      new std::vector<Convention>{Convention::kHfV4, Convention::kHfV5_2, Convention::kHfV5,
+                                  Convention::kHfV5_18, Convention::kVllm};
+  return *kAll;
 }
 
 absl::string_view ConventionName(Convention convention) {

@@ -109,7 +109,8 @@ struct PresetVariant {
 // fourth) bind as in transformers.
 struct RopeIndexSignature {
   std::vector<absl::string_view> hf;     // hf_v4, hf_v5_2, and vllm (the checkpoints' HF code)
-  std::vector<absl::string_view> hf_v5;  // hf_v5 (transformers >= 5.3), in rows that have it
+  // hf_v5 and hf_v5_18 (transformers >= 5.3: mm_token_type_ids first), in rows that have it
+  std::vector<absl::string_view> hf_v5;
 };
 
 struct ModelFamilyInfo {
@@ -151,9 +152,14 @@ const ModelFamilyInfo* FamilyForModelType(absl::string_view model_type);
 absl::StatusOr<ModelFamily> ParseModelFamily(absl::string_view name);
 absl::string_view ModelFamilyName(ModelFamily family);
 
-// Convention names ("hf_v4", "hf_v5_2", "hf_v5", "vllm"; also "hf" for hf_v4).
+// A convention by its name by release ("transformers-5.3", ConventionReleaseName in
+// mrope/model/conventions.h) or its short name ("hf_v4", "hf_v5_2", "hf_v5", "hf_v5_18",
+// "vllm"; also "hf" for hf_v4).
 absl::StatusOr<Convention> ParseConvention(absl::string_view name);
+// The short name (what outputs, preset variants and golden folders use).
 absl::string_view ConventionName(Convention convention);
+// Every Convention, in enum order.
+const std::vector<Convention>& AllConventions();
 
 // Built-in presets with the published checkpoints' values (see tests/golden/README.md): every
 // family name, plus the variants of the table's rows (PresetNames() lists them all), e.g.

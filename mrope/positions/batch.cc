@@ -219,7 +219,8 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   const PositionPolicy& policy = planner.policy();
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, policy, batch.media, limits));
   MROPE_RETURN_IF_ERROR(CheckImagesPerSample(batch, policy));
-  const bool typed = !batch.mm_token_type_ids.empty() || policy.blocks_from_image_runs;
+  const bool typed = (!batch.mm_token_type_ids.empty() && !policy.type_ids_unread) ||
+                     policy.blocks_from_image_runs;
   if (policy.blocks_from_type_ids && batch.mm_token_type_ids.empty() && HasGrids(batch.media)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "mm_token_type_ids is required: ", config.rules->name, " under ",

@@ -80,22 +80,24 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
 }
 
 const ConventionRules& ConventionRulesOf(Convention convention) {
-  // convention, name, per_request, v5_get_rope_index, clamps_where_v5_2_does,
-  // delta_against_unpadded, text_only, decode, block_end, images_step_time,
-  // blocks_from_type_ids
+  // convention, name, per_request, pads, clamps_where_v5_2_does, delta_against_unpadded,
+  // text_only, decode, block_end, images_step_time, blocks_from_type_ids, reference_video_time
   static const ConventionRules kRows[] = {
-      {Convention::kHfV4, "hf_v4", false, false, false, false, TextOnlyBatch::kCumsumPadsInMax,
-       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, false, false,
-       VideoTimeRounding::kTruncateIntervalFirst},
-      {Convention::kHfV5_2, "hf_v5_2", false, true, true, false, TextOnlyBatch::kGenerateCumsum,
-       DecodeRule::kPerAxisFromLast, BlockEnd::kMaxPlusOne, false, false,
-       VideoTimeRounding::kTruncateIntervalFirst},
-      {Convention::kHfV5, "hf_v5", false, true, false, true, TextOnlyBatch::kRowsNumbered,
-       DecodeRule::kPerAxisFromLast, BlockEnd::kStartPlusLargerSide, true, true,
-       VideoTimeRounding::kTruncateIntervalFirst},
-      {Convention::kVllm, "vllm", true, false, false, true, TextOnlyBatch::kRowsNumbered,
-       DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, true, false,
-       VideoTimeRounding::kScaleThenTruncate},
+      {Convention::kHfV4, "hf_v4", false, PadSource::kPolicy, false, false,
+       TextOnlyBatch::kCumsumPadsInMax, DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne,
+       false, false, VideoTimeRounding::kTruncateIntervalFirst},
+      {Convention::kHfV5_2, "hf_v5_2", false, PadSource::kFamilyV5_2Code, true, false,
+       TextOnlyBatch::kGenerateCumsum, DecodeRule::kPerAxisFromLast, BlockEnd::kMaxPlusOne,
+       false, false, VideoTimeRounding::kTruncateIntervalFirst},
+      {Convention::kHfV5, "hf_v5", false, PadSource::kZero, false, true,
+       TextOnlyBatch::kRowsNumbered, DecodeRule::kPerAxisFromLast,
+       BlockEnd::kStartPlusLargerSide, true, true, VideoTimeRounding::kTruncateIntervalFirst},
+      {Convention::kVllm, "vllm", true, PadSource::kZero, false, true,
+       TextOnlyBatch::kRowsNumbered, DecodeRule::kCachePlusDelta, BlockEnd::kMaxPlusOne, true,
+       false, VideoTimeRounding::kScaleThenTruncate},
+      {Convention::kHfV5_18, "hf_v5_18", false, PadSource::kZero, false, true,
+       TextOnlyBatch::kRowsNumbered, DecodeRule::kPerAxisFromLast,
+       BlockEnd::kStartPlusLargerSide, true, true, VideoTimeRounding::kScaleThenTruncate},
   };
   return kRows[static_cast<size_t>(convention)];
 }
@@ -109,15 +111,17 @@ PositionPolicy PolicyFor(const ModelConfig& config) {
                             ? Convention::kHfV4
                             : config.convention);
   p.per_request = c.per_request;
-  if (c.per_request) p.pad_value = 0;  // vLLM has no padding: each row is right-aligned
-  if (c.v5_get_rope_index) p.pad_value = rules.v5_pad_value;
+  if (c.pads == PadSource::kFamilyV5_2Code) p.pad_value = rules.v5_2_pad_value;
+  if (c.pads == PadSource::kZero) p.pad_value = 0;
   p.clamp_delta = c.clamps_where_v5_2_does && rules.v5_2_clamps_delta;
   p.delta_against_unpadded = p.delta_against_unpadded || c.delta_against_unpadded;
   p.text_only = c.text_only;
   // A family's own rule (GLM-Image's) is not a convention's to change.
   if (p.decode != DecodeRule::kTargetGridTable) p.decode = c.decode;
   if (p.block_end == BlockEnd::kMaxPlusOne) p.block_end = c.block_end;
-  p.blocks_from_type_ids = p.blocks_from_type_ids || c.blocks_from_type_ids;
+  p.type_ids_unread = c.blocks_from_type_ids && rules.v5_blocks_by_token_scan;
+  p.blocks_from_type_ids =
+      p.blocks_from_type_ids || (c.blocks_from_type_ids && !p.type_ids_unread);
   if (c.images_step_time && p.image_time == TimeIndex::kZero) p.image_time = TimeIndex::kFrame;
   if (UsesTokensPerSecond(p)) {
     p.video_time = config.video_time_rounding == VideoTimeRounding::kTruncateIntervalFirst

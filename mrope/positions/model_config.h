@@ -28,22 +28,26 @@ enum class VideoTimeRounding {
 
 // Whose batching, padding, delta and decode rules to follow. What each one means is data: the
 // ConventionRules of ConventionRulesOf (below), whose names the model layer parses
-// (ParseConvention, mrope/model/model_family.h).
+// (ParseConvention, mrope/model/model_family.h) and whose release ranges per family it lists
+// (mrope/model/conventions.h).
 enum class Convention {
-  // HF transformers v4.57.6 get_rope_index + generate(): padded batch, pads hold 1 (0 for
-  // Qwen3-Omni with grids), delta against the padded length, text-only batches take
+  // HF transformers v4 get_rope_index + generate() (golden: v4.57.6): padded batch, pads hold 1
+  // (0 for Qwen3-Omni with grids), delta against the padded length, text-only batches take
   // cumsum(mask) - 1, decode at cache position + delta on all axes.
   kHfV4,
-  // HF transformers v5.2.0: the family's 5.x get_rope_index (pads 0 for the Qwen rules, a
-  // clamped delta for Qwen2-VL's rule), generate() prefilling text-only batches with
-  // cumsum(mask) - 1 and decoding each axis from its own last value.
+  // HF transformers 5.0 to 5.2 (golden: v5.2.0): the family's 5.x get_rope_index (pads 0 for
+  // the Qwen rules, a clamped delta for Qwen2-VL's rule), generate() prefilling text-only
+  // batches with cumsum(mask) - 1 and decoding each axis from its own last value.
   kHfV5_2,
-  // HF transformers v5.15.0 get_rope_index: blocks from mm_token_type_ids, text after a block
-  // resumes at its start + max(h, w) / merge, delta against the unpadded length, pads 0.
+  // HF transformers from 5.3 (golden: v5.15.0): blocks from mm_token_type_ids, text after a
+  // block resumes at its start + max(h, w) / merge, delta against the unpadded length, pads 0.
   kHfV5,
   // vLLM: each row is its own unpadded request, delta against the unpadded length, pads 0,
   // image grids must have t == 1.
   kVllm,
+  // HF transformers from 5.18: kHfV5 with Qwen2.5-VL's video time scaled, then truncated
+  // (huggingface/transformers#48669).
+  kHfV5_18,
 };
 
 // Token ids that mark prompt structure. -1 means "this model has no such token".
@@ -217,6 +221,9 @@ struct PositionPolicy {
   BlockEnd block_end = BlockEnd::kMaxPlusOne;
   // Blocks are the runs of mm_token_type_ids (required), not found by the token scan.
   bool blocks_from_type_ids = false;
+  // GLM under a convention whose blocks come from mm_token_type_ids: they are accepted and not
+  // read, as the token scan finds the same blocks (PositionRules::v5_blocks_by_token_scan).
+  bool type_ids_unread = false;
   // GLM-Image: blocks are the runs of image tokens; its start and end ids are text.
   bool blocks_from_image_runs = false;
   // GLM-Image: get_rope_index's deltas, and what generate() stores, are 0.
@@ -230,23 +237,35 @@ struct PositionRules {
   absl::string_view name;  // the family's name, for messages
   std::vector<TokenKey> token_keys;
   PositionPolicy policy;  // under hf_v4 and the preset's rounding
-  // The family's 5.x get_rope_index: what its padding slots hold (1 for GLM's and ERNIE's code,
-  // 0 for Qwen's), and whether v5.2.0 clamps its delta at 0 (Qwen2-VL's rule,
-  // huggingface/transformers#43952).
-  double v5_pad_value = 0;
+  // The family's get_rope_index in transformers 5.0 to 5.2: what its padding slots hold (1 for
+  // GLM's and ERNIE's code, 0 for Qwen's), and whether it clamps its delta at 0 (Qwen2-VL's
+  // rule, huggingface/transformers#43952). From 5.3 every family's pads hold 0.
+  double v5_2_pad_value = 0;
   bool v5_2_clamps_delta = false;
   // The Omni thinkers compute positions in their own forward: v5.2.0 is v4.57.6 for them.
   bool v5_2_keeps_v4_generate = false;
-  // The conventions implemented (and golden-checked) for the family.
+  // GLM's bracketed videos: the blocks 5.3+'s mm_token_type_ids give are the frames the token
+  // scan finds, so the scan finds them (mrope's type-id scan refuses the brackets).
+  bool v5_blocks_by_token_scan = false;
+  // The conventions implemented (and golden-checked or run against releases) for the family.
   std::vector<Convention> conventions = {Convention::kHfV4};
+};
+
+// What fills a batch's padding slots when it has grids.
+enum class PadSource {
+  kPolicy,          // the family's policy (HF v4: 1; Qwen3-Omni: 0)
+  kFamilyV5_2Code,  // PositionRules::v5_2_pad_value
+  kZero,
 };
 
 // What a convention means, as data (one row per Convention).
 struct ConventionRules {
   Convention convention;
-  absl::string_view name;  // "hf_v4", "hf_v5_2", "hf_v5", "vllm"
+  // Its short name ("hf_v4", "hf_v5_2", "hf_v5", "hf_v5_18", "vllm"): what outputs, presets
+  // ("<family>_<name>") and golden folders say; the model layer also names it by release.
+  absl::string_view name;
   bool per_request;
-  bool v5_get_rope_index;  // padding from PositionRules::v5_pad_value, else the policy's
+  PadSource pads;
   bool clamps_where_v5_2_does;
   bool delta_against_unpadded;
   TextOnlyBatch text_only;
@@ -254,8 +273,9 @@ struct ConventionRules {
   BlockEnd block_end;
   bool images_step_time;  // images take t_idx = k where the family's HF v4 code gives 0
   bool blocks_from_type_ids;
-  // The reference's own Qwen2.5-VL video time (transformers truncates the interval first, vLLM
-  // scales then truncates). Presets keep their own rounding; `mrope explain --compare` uses this.
+  // The reference's own Qwen2.5-VL video time (transformers before 5.18 truncates the interval
+  // first, vLLM and transformers 5.18+ scale then truncate). The family's presets under the
+  // convention take it; the family's own preset keeps the Qwen reference's.
   VideoTimeRounding reference_video_time;
 };
 const ConventionRules& ConventionRulesOf(Convention convention);

@@ -140,8 +140,15 @@ std::vector<RuleText> Rules(const PositionPolicy& family) {
        }},
       {Divergence::kTail, "padding slots come from",
        [](const ConventionRules& r) {
-         return std::string(r.v5_get_rope_index ? "the family's 5.x get_rope_index"
-                                                : "the v4 policy");
+         switch (r.pads) {
+           case PadSource::kFamilyV5_2Code:
+             return std::string("the family's 5.2 get_rope_index");
+           case PadSource::kZero:
+             return std::string("0");
+           case PadSource::kPolicy:
+             break;
+         }
+         return std::string("the v4 policy");
        }},
   };
   if (family.image_time == TimeIndex::kZero) {

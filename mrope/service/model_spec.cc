@@ -181,6 +181,9 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
     case PositionParams::HF_V5:
       config.convention = Convention::kHfV5;
       break;
+    case PositionParams::HF_V5_18:
+      config.convention = Convention::kHfV5_18;
+      break;
     default:  // HF: the family's reference, the preset's
       break;
   }

@@ -11,6 +11,10 @@ family mrope supports::
     position_ids, deltas = model.get_rope_index(input_ids, image_grid_thw=grids,
                                                 attention_mask=mask)
 
+``Model.from_config("qwen2_5_vl", convention="transformers==5.23.0")`` (or ``"vllm==0.33.0"``,
+or ``"installed"``) picks the convention reproducing that release; ``mrope.conventions()`` lists
+every convention per family with its reference, release range and verification.
+
 ``mrope.presets()`` lists the preset names ``Model.from_config`` accepts (every family and its
 variants, such as ``"qwen2_5_vl_hf"``, ``"qwen2_5_vl_vllm"`` and ``"qwen2_vl_hf_v5_2"``).
 
@@ -26,15 +30,16 @@ model serves any number of threads; inputs must not be modified while a call rea
 """
 try:
     from mrope._model import Model
+    from mrope._model import conventions
     from mrope._mrope import Plan
     from mrope._mrope import presets
 except ImportError as _error:  # e.g. a CPython other than the extension's: mrope.cuda works
     _EXTENSION_ERROR = _error
 
     def __getattr__(name):
-        if name in ("Model", "Plan", "presets"):
+        if name in ("Model", "Plan", "conventions", "presets"):
             raise ImportError(f"mrope.{name} needs the compiled extension mrope._mrope, which "
                               f"did not load: {_EXTENSION_ERROR}")
         raise AttributeError(f"module 'mrope' has no attribute '{name}'")
 
-__all__ = ["Model", "Plan", "presets"]
+__all__ = ["Model", "Plan", "conventions", "presets"]

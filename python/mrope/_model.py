@@ -1,4 +1,5 @@
 """mrope.Model: a model's position service, with HF- and vLLM-style calls."""
+import importlib.metadata
 import json
 import os
 
@@ -11,6 +12,22 @@ def _host(values):
     if not _tensors.torch_loaded():
         return values
     return tuple(map(_tensors.to_host, values))
+
+
+def _installed_transformers():
+    """The installed transformers' release (ValueError if none is)."""
+    try:
+        return importlib.metadata.version("transformers")
+    except importlib.metadata.PackageNotFoundError:
+        raise ValueError("convention='installed': transformers is not installed") from None
+
+
+def conventions():
+    """Every convention mrope has per family, as dicts: family, name (by the first release it
+    reproduces, e.g. ``"transformers-5.3"``), aliases (its short name and the family's preset
+    under it), reference (``"transformers"`` or ``"vllm"``), first and last (the release range
+    it reproduces; None where no release is verified), verified (how)."""
+    return _mrope.conventions()
 
 
 class Model:
@@ -36,13 +53,19 @@ class Model:
         raise AttributeError("mrope.Model is immutable")
 
     @classmethod
-    def from_config(cls, path_or_preset, overrides=None):
+    def from_config(cls, path_or_preset, overrides=None, convention=None):
         """Loads a model.
 
         Args:
             path_or_preset: an HF ``config.json``, a checkpoint directory (its config.json), a
                 ModelParams textproto, or a preset name (e.g. ``"qwen2_5_vl"``; an unknown name
-                raises ValueError listing the presets).
+                raises ValueError listing the presets); with ``convention``, a family name.
+            convention: optional, whose values to reproduce: a release,
+                ``"transformers==5.23.0"`` or ``"vllm==0.33.0"`` (the convention whose range
+                covers it for the family, else ValueError naming the releases mrope has
+                verified for it), ``"installed"`` (the installed transformers' release), or a
+                convention's name (``"transformers-5.3"``) or alias (``"hf_v5"``).
+                ``mrope.conventions()`` lists them. The model is the family's preset under it.
             overrides: optional dict replacing preset values (presets only), with the golden
                 files' flat ``config`` keys: the family's ``*_token_id``,
                 ``spatial_merge_size``, and where the family reads them
@@ -64,6 +87,10 @@ class Model:
         "truncate_interval_first"}``).
         """
         name = os.fspath(path_or_preset)
+        if convention is not None:
+            if convention == "installed":
+                convention = "transformers==" + _installed_transformers()
+            name = _mrope.convention_preset(name, convention)
         if overrides is None:
             impl = _mrope.Model.load(name)
             if impl.config_file is not None:

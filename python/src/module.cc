@@ -25,6 +25,7 @@
 #include "mrope/service/case_model.h"
 #include "mrope/service/compare.h"
 #include "mrope/positions/model_config.h"
+#include "mrope/model/conventions.h"
 #include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
@@ -529,6 +530,40 @@ void DefineModule(py::module_& m) {
   m.def("presets", &PresetNames,
         "The preset names Model.from_config accepts: every model family and its variants "
         "(e.g. 'qwen2_5_vl_hf', 'qwen2_5_vl_vllm'), in the family table's order.");
+
+  m.def(
+      "convention_preset",
+      [](const std::string& family, const std::string& spec) {
+        const ModelFamily f = ValueOrThrow(ParseModelFamily(family));
+        return ValueOrThrow(ConventionPreset(f, ValueOrThrow(ResolveConvention(f, spec))));
+      },
+      "family"_a, "spec"_a,
+      "The preset of `family` under convention `spec` (a name, an alias or "
+      "'transformers==5.23.0'), resolved by mrope/model/conventions.h; ValueError naming the "
+      "releases verified for the family.");
+  m.def(
+      "conventions",
+      [] {
+        py::list out;
+        for (const ConventionRelease& entry : ConventionReleases()) {
+          const ModelFamilyInfo& row = FamilyInfo(entry.family);
+          const auto preset = ConventionPreset(entry.family, entry.convention);
+          py::dict d;
+          d["family"] = std::string(row.name);
+          d["name"] = std::string(ConventionReleaseName(entry.convention));
+          d["aliases"] = std::vector<std::string>{
+              std::string(ConventionName(entry.convention)), preset.ok() ? *preset : ""};
+          d["reference"] = std::string(ConventionReference(entry.convention));
+          d["first"] = entry.first.empty() ? py::object(py::none())
+                                           : py::object(py::str(std::string(entry.first)));
+          d["last"] = entry.last.empty() ? py::object(py::none())
+                                         : py::object(py::str(std::string(entry.last)));
+          d["verified"] = std::string(entry.verified);
+          out.append(d);
+        }
+        return out;
+      },
+      "Every (family, convention) of mrope/model/conventions.h's table, in its order.");
 
   py::class_<Plan>(m, "Plan",
                    "The planned positions of a prompt: windows, decode steps and cos/sin of it "

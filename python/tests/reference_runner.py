@@ -2,7 +2,7 @@
 the process the test starts for that transformers (its directory first on sys.path).
 
 stdin: pickle {"families": {family: (config, [prompts of reference_prompts.py])},
-"decode_steps": K}.
+"decode_steps": K, "skip_absent": leave out the families this release lacks}.
 stdout: pickle {"version", "results": {family: [{positions, deltas, decode, error}]},
 "sources": {family: "path:line of get_rope_index"}}; numpy arrays, dtypes as torch gave them.
 
@@ -66,9 +66,23 @@ def _tensor(value, dtype=None):
     return None if value is None else torch.tensor(value, dtype=dtype)
 
 
-def run(family, config, prompts, decode_steps):
+def model_class(family):
+    """The class holding the family's get_rope_index, or None where the release has none
+    (before transformers 4.52 it is the ...ForConditionalGeneration class's)."""
     module, _, name = MODEL_CLASSES[family].rpartition(".")
-    cls = getattr(importlib.import_module("transformers.models." + module), name)
+    try:
+        module = importlib.import_module("transformers.models." + module)
+    except ImportError:
+        return None
+    for candidate in (name, name.removesuffix("Model") + "ForConditionalGeneration"):
+        cls = getattr(module, candidate, None)
+        if cls is not None and hasattr(cls, "get_rope_index"):
+            return cls
+    return None
+
+
+def run(family, config, prompts, decode_steps):
+    cls = model_class(family)
     this = _Self(cls, _config(config))
     accepted = inspect.signature(cls.get_rope_index).parameters
     v5_generate = "mm_token_type_ids" in accepted  # decode: each axis from its own last value
@@ -98,7 +112,9 @@ def run(family, config, prompts, decode_steps):
                     this, {}, model_kwargs, num_new_tokens=1)
             result["decode"] = model_kwargs["position_ids"][..., -decode_steps:].numpy()
         cached = this.__dict__.get("_cached_decode_position_ids")
-        if cached is not None:
+        if cached is not None and cached.dim() != 3:
+            result.pop("decode", None)  # before 5.2 (reference_releases.py): not compared
+        elif cached is not None:
             # GLM-Image: forward() takes decode step k's positions from the cache
             # get_rope_index fills, [B, 3, steps], at k = past length - prefill length.
             result["decode"] = cached[:, :, :decode_steps].permute(1, 0, 2).numpy()
@@ -113,6 +129,8 @@ def main():
     response = {"version": transformers.__version__, "torch": torch.__version__,
                 "results": {}, "sources": {}}
     for family, (config, prompts) in request["families"].items():
+        if request.get("skip_absent") and model_class(family) is None:
+            continue  # a release without the family (reference_releases.py)
         response["results"][family], response["sources"][family] = run(
             family, config, prompts, request["decode_steps"])
     pickle.dump(response, sys.stdout.buffer)

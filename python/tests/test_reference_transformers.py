@@ -2,8 +2,9 @@
 (python/requirements-test.txt), run live: seeded random processor-shaped prompts
 (reference_prompts.py) through each release's own get_rope_index and generate() step
 (reference_runner.py, in a process of that release), compared bit for bit with mrope's
-get_rope_index and decode positions under the convention that reproduces the release: values,
-dtypes, padding slots, deltas. Differences mrope keeps are the rows of reference_differences.py.
+get_rope_index and decode positions under the convention mrope's release table names for the
+release (Model.from_config(family, convention="transformers==<release>")): values, dtypes,
+padding slots, deltas. Differences mrope keeps are the rows of reference_differences.py.
 
 Options (conftest.py): --cases N prompts per family and release, --seed S.
 """
@@ -20,12 +21,12 @@ import reference_prompts
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
             "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image")
-# Families new in transformers 5.x: mrope's one preset for each follows v5.2.0 (hf_v5_2).
+# Families new in transformers 5.x.
 NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
-# Of those, the ones given the processor's mm_token_type_ids as 5.23's processor returns them
-# (Qwen3.5's outer <vision_start> ... <vision_end> around a video's frames is parsed from
-# them only: a token scan refuses it; ERNIE needs them); GLM's bracketed videos refuse them
-# (reference_differences).
+# Families given the processor's mm_token_type_ids under every convention (Qwen3.5's outer
+# <vision_start> ... <vision_end> around a video's frames is parsed from them only: a token
+# scan refuses it; ERNIE needs them); the others get them where their release's get_rope_index
+# takes them (its positional arguments, mrope/model/model_family.cc).
 TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl", "ernie4_5_vl_moe")
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
@@ -39,18 +40,10 @@ def families(version):
     return tuple(f for f in FAMILIES if version >= (5, 0) or f not in NEW_IN_V5)
 
 
-def preset(version, family):
-    """mrope's preset for transformers `version`: hf_v5 from 5.3 (get_rope_index reads
-    mm_token_type_ids), hf_v4 before. GLM-4.1V and the NEW_IN_V5 families have no hf_v5 preset
-    (reference_differences); nor has the Qwen2.5-Omni thinker (its get_rope_index reads no
-    mm_token_type_ids)."""
-    if version < (5, 0):
-        return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
-    if family in ("glm4v", "qwen2_5_omni"):
-        return family + "_hf_v5_2"
-    if family in NEW_IN_V5:
-        return family
-    return family + "_hf_v5"
+def convention(version):
+    """mrope's convention for transformers `version`: resolved by mrope's release table
+    (mrope/model/conventions.cc), so the table is what these tests check."""
+    return "transformers==" + ".".join(map(str, version))
 
 
 def pytest_generate_tests(metafunc):
@@ -91,14 +84,16 @@ def case(request):
 
 
 @functools.lru_cache(maxsize=None)
-def model_for(version, family, overrides=()):
+def model_for(family, convention, overrides=()):
     return mrope.Model.from_config(
-        preset(version, family), overrides={**reference_prompts.FAMILY_CONFIG[family],
-                                            **dict(overrides)})
+        family, convention=convention,
+        overrides={**reference_prompts.FAMILY_CONFIG[family], **dict(overrides)})
 
 
-def mrope_outputs(version, family, prompt, overrides=None):
-    model = model_for(version, family, tuple(sorted((overrides or {}).items())))
+def mrope_outputs(family, convention, prompt, overrides=None):
+    """mrope's positions, deltas and decode positions of `prompt` under `convention` (a
+    release spec or a convention name, as Model.from_config takes it)."""
+    model = model_for(family, convention, tuple(sorted((overrides or {}).items())))
     kwargs = {k: prompt[k] for k in ("attention_mask", "image_grid_thw", "video_grid_thw",
                                      "second_per_grid_ts") if prompt[k] is not None}
     if family == "qwen2_5_omni":  # the thinker's names
@@ -107,7 +102,7 @@ def mrope_outputs(version, family, prompt, overrides=None):
                       use_audio_in_video=prompt["use_audio_in_video"])
     if family == "glm_image":
         kwargs["images_per_sample"] = prompt["images_per_sample"]
-    if model.convention == "hf_v5" or family in TYPED_BLOCKS:
+    if "mm_token_type_ids" in model._positional or family in TYPED_BLOCKS:
         kwargs["mm_token_type_ids"] = prompt["mm_token_type_ids"]
     positions, deltas = model.get_rope_index(prompt["input_ids"], **kwargs)
     decode = model.plan(prompt["input_ids"], **kwargs).decode_positions(DECODE_STEPS)
@@ -148,15 +143,16 @@ def test_get_rope_index(case, reference, family, index):
     where = f"{reference} {outputs['sources'][family]}, prompt {prompt['layout']}"
     assert "error" not in theirs, f"{where}: the reference failed: {theirs.get('error')}"
     version = REFERENCES[reference][0]
-    fields = differing_fields(mrope_outputs(version, family, prompt), theirs, prompt)
+    fields = differing_fields(mrope_outputs(family, convention(version), prompt), theirs, prompt)
     row = reference_differences.difference_for(version, family)
     if row is None:
         assert fields == [], f"{where}: mrope differs in {fields}"
         return
     assert set(fields) <= set(row.fields), f"{where}: {fields} beyond {row.name}'s {row.fields}"
     if row.reproduced_by is not None:
-        fixed = differing_fields(mrope_outputs(version, family, prompt, row.reproduced_by),
-                                 theirs, prompt)
+        fixed = differing_fields(
+            mrope_outputs(family, convention(version), prompt, row.reproduced_by), theirs,
+            prompt)
         assert fixed == [], f"{where}: {row.name}'s {row.reproduced_by} differs in {fixed}"
 
 
@@ -168,7 +164,8 @@ def test_known_difference_is_shown(case, reference, family, request):
     family_prompts, outputs = case
     shown = set()
     for prompt, theirs in zip(family_prompts, outputs["results"][family]):
-        shown.update(differing_fields(mrope_outputs(version, family, prompt), theirs, prompt))
+        shown.update(differing_fields(mrope_outputs(family, convention(version), prompt),
+                                      theirs, prompt))
     assert shown, f"{row.name}: no prompt shows it"
     if request.config.getoption("cases") >= 100:
         assert shown == set(row.fields), f"{row.name}: prompts show {sorted(shown)}"

@@ -81,8 +81,7 @@ TEST(ModelFamilyTable, ConventionsAreData) {
   const PositionPolicy image = PolicyFor(PresetConfig("glm_image").value());
   EXPECT_EQ(image.block_end, BlockEnd::kStartPlusLargerSide);
   EXPECT_EQ(image.decode, DecodeRule::kTargetGridTable);
-  for (const Convention c :
-       {Convention::kHfV4, Convention::kHfV5_2, Convention::kHfV5, Convention::kVllm}) {
+  for (const Convention c : AllConventions()) {
     EXPECT_EQ(ConventionRulesOf(c).convention, c);
     EXPECT_EQ(ParseConvention(ConventionName(c)).value(), c);
   }
