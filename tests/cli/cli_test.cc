@@ -17,6 +17,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
+#include "mrope/model/conventions.h"
 #include "proto/mrope.pb.h"
 #include "tests/testing/golden_cases.h"
 
@@ -330,6 +331,37 @@ TEST(CliTest, ExplainNamesVllmEvsDefects) {
                                  "tokens [3, 40) instead of its placeholder [10, 47)"));
 }
 
+// `mrope conventions` lists the release table; --convention takes a release.
+TEST(CliTest, ConventionsByRelease) {
+  CliRun run = RunMrope("conventions");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("qwen2_5_vl       transformers-5.18  hf_v5_18, "
+                                 "qwen2_5_vl_hf_v5_18"));
+  EXPECT_THAT(run.out, HasSubstr("transformers 5.18.0 to 5.23.0"));
+  run = RunMrope("conventions --format=json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Value listed = Json(run.out);
+  ASSERT_TRUE(listed.has_list_value());
+  EXPECT_EQ(static_cast<size_t>(listed.list_value().values_size()),
+            ConventionReleases().size());
+  const Value& first = listed.list_value().values(0);
+  EXPECT_EQ(FindField(first, "family")->string_value(), "qwen2_vl");
+  EXPECT_EQ(FindField(first, "reference")->string_value(), "transformers");
+  // transformers 4.57.6 truncates Qwen2.5-VL's video interval first: the release brings its
+  // rounding with it (qwen2_5_vl_hf's golden outputs).
+  const std::string video = "tests/golden/qwen2_5_vl/case_026.json";
+  run = RunMrope("positions --config=qwen2_5_vl --convention=transformers==4.57.6 --request=" +
+                 video);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectSameField(Json(run.out), GoldenOutputs(video), "position_ids");
+  run = RunMrope("positions --config=qwen3_5 --convention=transformers==5.24.0 --request=x");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("--convention: transformers 5.24.0 is not a release mrope has "
+                                 "verified for qwen3_5; verified: "));
+  run = RunMrope("conventions --format=yaml");
+  EXPECT_THAT(run.err, HasSubstr("conventions: --format must be text or json, got 'yaml'"));
+}
+
 TEST(CliTest, UsageErrors) {
   CliRun run = RunMrope("");
   EXPECT_EQ(run.exit_code, 2);
@@ -347,8 +379,10 @@ TEST(CliTest, UsageErrors) {
   run = RunMrope("positions --config=qwen5 --request=x");
   EXPECT_THAT(run.err, HasSubstr("'qwen5' is neither a config file nor a preset"));
   run = RunMrope("positions --config=qwen2_5_vl --convention=sglang --request=x");
-  EXPECT_THAT(run.err, HasSubstr("--convention: unknown convention 'sglang'; known: hf, hf_v4, "
-                                 "hf_v5_2, hf_v5, vllm"));
+  EXPECT_THAT(run.err, HasSubstr("--convention: unknown convention 'sglang'; known: "
+                                 "transformers-"));
+  EXPECT_THAT(run.err, HasSubstr("transformers-5.3, transformers-5.18, vllm-0.33, hf_v4, hf_v5_2, "
+                                 "hf_v5, hf_v5_18, vllm, hf"));
   run = RunMrope("--help");
   EXPECT_THAT(run.out + run.err, HasSubstr("usage: mrope <command> [flags]"));
   EXPECT_THAT(run.out + run.err,
@@ -356,7 +390,7 @@ TEST(CliTest, UsageErrors) {
                         "qwen2_vl_vllm, qwen2_5_vl, qwen2_5_vl_hf, "));
   run = RunMrope("positions --request=x");
   EXPECT_THAT(run.err, HasSubstr("--config is required: a preset (qwen2_vl, "));
-  EXPECT_THAT(run.err, HasSubstr("ernie4_5_vl_moe, glm_image) or a model's config.json"));
+  EXPECT_THAT(run.err, HasSubstr("ernie4_5_vl_moe_hf_v5, glm_image) or a model's config.json"));
 }
 
 }  // namespace
