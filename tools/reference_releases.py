@@ -4,8 +4,8 @@
 For each release given, pip-installs transformers==RELEASE --no-deps into
 ~/.cache/mrope-pyenv/reference-releases/transformers-RELEASE (the wheel from the package index, kept in
 the pyenv's wheelhouse; torch, numpy and the 5.x dependencies from the pinned test environment,
-a 4.x release's from its targets/transformers4, plus any pin the release's import-time version
-check asks for), runs the differential tests' runner (python/tests/reference_runner.py) on
+a 4.x release's from its targets/transformers4, plus what the release's import asks for: a
+missing package into reference-releases/deps-<major>, a version its check rejects beside it), runs the differential tests' runner (python/tests/reference_runner.py) on
 the seeded prompts of every family (python/tests/reference_prompts.py, as the tests make them
 for that release) and compares the results bit for bit with mrope under each convention mrope
 lists for the family (mrope.conventions()). A release's outputs are cached beside it.
@@ -15,7 +15,8 @@ lists for the family (mrope.conventions()). A release's outputs are cached besid
 
 --last-patches 4.45 5.23: every minor's last patch from 4.45 to 5.23, as the index lists them.
 Prints per family and release the conventions that agree on every prompt ("-": none, with the
-fields that differ under the nearest); the ranges go to the release table in
+fields that differ under the nearest; for Qwen2.5-VL also each convention with the other video
+time rounding, "+scale_then_truncate"); the ranges go to the release table in
 mrope/model/model_family.cc (README, "Conventions").
 """
 import argparse
@@ -71,21 +72,25 @@ def release_dir(release):
         return target
     wheels = os.path.join(os.path.dirname(env), "wheels")
     _pip("download", "-q", "--no-deps", "-d", wheels, "transformers==" + release)
-    _pip("install", "-q", "--no-deps", "--no-index", "--find-links", wheels, "--target", target,
-         "transformers==" + release)
+    # --no-compile: byte-compiling every module took most of an install; imports compile theirs.
+    _pip("install", "-q", "--no-deps", "--no-compile", "--no-index", "--find-links", wheels,
+         "--target", target, "transformers==" + release)
     # An older release checks its dependencies' versions at import, or imports one the pinned
-    # environment lacks: install what it names, as its own dependency table pins it.
+    # environment lacks: install what it names, as its own dependency table pins it; a missing
+    # package into the directory the releases of its major version share (one install for
+    # all), a version it rejects into its own directory (first on the path).
     for _ in range(10):
         check = subprocess.run([os.path.join(env, "bin", "python"), "-c", "import transformers"],
                                capture_output=True, text=True, env=_environ(release, target))
-        wanted = re.search(r"(\S+?[<>=!~][^ ]*) is required for a normal functioning",
-                           check.stderr) or re.search(r"No module named '([\w-]+)'", check.stderr)
-        if check.returncode == 0 or wanted is None:
+        rejected = re.search(r"(\S+?[<>=!~][^ ]*) is required for a normal functioning",
+                             check.stderr)
+        missing = re.search(r"No module named '([\w-]+)'", check.stderr)
+        if check.returncode == 0 or not (rejected or missing):
             break
-        requirement = _pinned_by(target, wanted.group(1))
+        requirement = _pinned_by(target, (rejected or missing).group(1))
         _pip("download", "-q", "--no-deps", "-d", wheels, requirement)
         _pip("install", "-q", "--no-deps", "--no-index", "--find-links", wheels, "--target",
-             target, "--upgrade", requirement)
+             target if rejected else _shared_deps(release), "--upgrade", requirement)
     open(os.path.join(target, ".complete"), "w").close()
     return target
 
@@ -100,8 +105,13 @@ def _pinned_by(target, requirement):
     return requirement
 
 
+def _shared_deps(release):
+    return os.path.join(os.path.dirname(reference_env.env_dir()), "reference-releases",
+                        "deps-" + release.split(".")[0])
+
+
 def _environ(release, target):
-    paths = [target]
+    paths = [target, _shared_deps(release)]
     if _version(release) < (5,):  # 4.x's dependencies (huggingface_hub 0.x, tokenizers)
         paths.append(os.path.join(reference_env.env_dir(), "targets", "transformers4"))
     return dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
@@ -133,21 +143,33 @@ def reference_outputs(release, cases, seed):
     return outputs
 
 
-def agreement(family, convention, prompts, results):
-    """The fields in which mrope under `convention` differs from the release on some prompt
-    (["error"] where the release failed on one, as 5.3.0's Qwen3.5 does on videos)."""
+def agreement(family, convention, overrides, prompts, results):
+    """The fields in which mrope under `convention` (and preset `overrides`) differs from the
+    release on some prompt (["error"] where the release failed on one, as 5.3.0's Qwen2.5-VL,
+    Qwen3-VL and Qwen3.5 do on many video prompts)."""
     fields = set()
     for prompt, theirs in zip(prompts, results):
         if "error" in theirs:
             fields.add("error")
             continue
         try:
-            ours = differential.mrope_outputs(family, convention, prompt)
+            ours = differential.mrope_outputs(family, convention, prompt, overrides)
         except ValueError:
             fields.add("refused")
             continue
         fields.update(differential.differing_fields(ours, theirs, prompt))
     return sorted(fields)
+
+
+def candidates(family, conventions):
+    """(label, convention, overrides): the family's conventions, and where the family reads
+    tokens_per_second (Qwen2.5-VL) each with the other video time rounding too."""
+    out = [(c, c, None) for c in conventions]
+    if "tokens_per_second" in reference_prompts.FAMILY_CONFIG[family]:
+        for c in conventions:
+            for rounding in ("scale_then_truncate", "truncate_interval_first"):
+                out.append((f"{c}+{rounding}", c, {"video_time_rounding": rounding}))
+    return out
 
 
 def main():
@@ -166,8 +188,8 @@ def main():
     for release in releases:
         outputs = reference_outputs(release, args.cases, args.seed)
         for family, results in outputs["results"].items():
-            tried = {c: agreement(family, c, outputs["prompts"][family], results)
-                     for c in conventions[family]}
+            tried = {label: agreement(family, c, overrides, outputs["prompts"][family], results)
+                     for label, c, overrides in candidates(family, conventions[family])}
             row = {"release": release, "family": family,
                    "reproduced_by": [c for c, fields in tried.items() if not fields],
                    "nearest": min(tried.items(), key=lambda item: len(item[1]))}

@@ -53,6 +53,22 @@ absl::StatusOr<std::string> Json() {
   return absl::StrCat(json, "\n");
 }
 
+// The README's table (README.md, "Conventions by release"; tests/cli checks it is this).
+std::string Markdown() {
+  std::string text =
+      "| family | convention (aliases) | releases reproduced | verified by |\n"
+      "| --- | --- | --- | --- |\n";
+  for (const ConventionRelease& entry : ConventionReleases()) {
+    const auto preset = ConventionPreset(entry.family, entry.convention);
+    absl::StrAppend(&text, "| `", ModelFamilyName(entry.family), "` | `",
+                    ConventionReleaseName(entry.convention), "` (`",
+                    ConventionName(entry.convention), "`, `", preset.ok() ? *preset : "",
+                    "`) | ", ConventionReference(entry.convention), " ", Range(entry), " | ",
+                    entry.verified, " |\n");
+  }
+  return text;
+}
+
 }  // namespace
 
 absl::Status RunConventions(const CliOptions& options, std::ostream& out) {
@@ -61,9 +77,10 @@ absl::Status RunConventions(const CliOptions& options, std::ostream& out) {
     if (!json.ok()) return json.status();
     return WriteOutput(options.output, *json, out);
   }
+  if (options.format == "markdown") return WriteOutput(options.output, Markdown(), out);
   if (!options.format.empty() && options.format != "text") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("conventions: --format must be text or json, got '", options.format, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "conventions: --format must be text, json or markdown, got '", options.format, "'"));
   }
   std::string text = absl::StrFormat("%-16s %-18s %-36s %-18s %s\n", "family", "convention",
                                      "aliases", "releases", "verified");

@@ -8,7 +8,7 @@
 
 namespace mrope {
 
-// `mrope conventions [--format=text|json]`: every convention per family (the table of
+// `mrope conventions [--format=text|json|markdown]`: every convention per family (the table of
 // mrope/model/conventions.h) with its aliases, reference, the release range it reproduces and
 // how that was verified, to --output or `out`.
 absl::Status RunConventions(const CliOptions& options, std::ostream& out);

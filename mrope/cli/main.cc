@@ -36,7 +36,8 @@ ABSL_FLAG(std::string, golden, "",
           "--config and --request.");
 ABSL_FLAG(std::string, format, "",
           "positions: json (default), textproto, int32 or int64 (raw position_ids, needs "
-          "--output). tables, conventions: text (default) or json.");
+          "--output). tables: text (default) or json. conventions: text (default), json or "
+          "markdown (README's table).");
 ABSL_FLAG(std::string, output, "", "Write the result to this file instead of stdout.");
 ABSL_FLAG(std::string, positions, "0",
           "tables: comma-separated positions, T for (T, T, T) or T:H:W.");

@@ -359,7 +359,14 @@ TEST(CliTest, ConventionsByRelease) {
   EXPECT_THAT(run.err, HasSubstr("--convention: transformers 5.24.0 is not a release mrope has "
                                  "verified for qwen3_5; verified: "));
   run = RunMrope("conventions --format=yaml");
-  EXPECT_THAT(run.err, HasSubstr("conventions: --format must be text or json, got 'yaml'"));
+  EXPECT_THAT(run.err, HasSubstr("conventions: --format must be text, json or markdown, got "
+                                 "'yaml'"));
+  // The README's table is `mrope conventions --format=markdown` (one fact in one place).
+  run = RunMrope("conventions --format=markdown");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(ReadAll("README.md"), HasSubstr(run.out))
+      << "README.md's \"Conventions by release\" table is stale: replace it with the output of "
+         "`mrope conventions --format=markdown`";
 }
 
 TEST(CliTest, UsageErrors) {

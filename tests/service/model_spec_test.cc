@@ -280,11 +280,13 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
   EXPECT_THAT(names,
               ElementsAre("qwen2_vl", "qwen2_vl_hf_v5_2", "qwen2_vl_hf_v5", "qwen2_vl_vllm",
                           "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_hf_v5_2", "qwen2_5_vl_hf_v5",
-                          "qwen2_5_vl_vllm", "qwen3_vl", "qwen3_vl_hf_v5_2", "qwen3_vl_hf_v5",
-                          "qwen3_vl_vllm", "qwen2_5_omni", "qwen2_5_omni_hf_v5_2", "qwen3_omni",
-                          "qwen3_omni_hf_v5_2", "glm4v", "glm4v_hf_v5_2", "glm4v_moe",
-                          "glm4v_moe_hf_v5_2", "qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr",
-                          "paddleocr_vl", "ernie4_5_vl_moe", "glm_image"));
+                          "qwen2_5_vl_vllm", "qwen2_5_vl_hf_v5_18", "qwen3_vl",
+                          "qwen3_vl_hf_v5_2", "qwen3_vl_hf_v5", "qwen3_vl_vllm", "qwen2_5_omni",
+                          "qwen2_5_omni_hf_v5_2", "qwen3_omni", "qwen3_omni_hf_v5_2", "glm4v",
+                          "glm4v_hf_v5_2", "glm4v_hf_v5", "glm4v_moe", "glm4v_moe_hf_v5_2",
+                          "qwen3_5", "qwen3_5_hf_v5", "qwen3_5_moe", "glm46v", "glm46v_hf_v5",
+                          "glm_ocr", "paddleocr_vl", "paddleocr_vl_hf_v5", "ernie4_5_vl_moe",
+                          "ernie4_5_vl_moe_hf_v5", "glm_image"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
@@ -362,6 +364,7 @@ TEST(ProtoTest, Conventions) {
   EXPECT_EQ(convention("family: GLM_IMAGE").value(), Convention::kHfV5_2);
   EXPECT_EQ(convention("family: QWEN2_VL convention: HF_V5_2").value(), Convention::kHfV5_2);
   EXPECT_EQ(convention("family: QWEN3_VL convention: HF_V5").value(), Convention::kHfV5);
+  EXPECT_EQ(convention("family: QWEN2_5_VL convention: HF_V5_18").value(), Convention::kHfV5_18);
   EXPECT_EQ(convention("family: GLM4V convention: HF_V4").value(), Convention::kHfV4);
   EXPECT_THAT(std::string(convention("family: GLM46V convention: HF_V4").status().message()),
               HasSubstr("positions: the hf_v4 convention is not implemented for glm46v"));
