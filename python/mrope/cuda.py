@@ -29,6 +29,9 @@ tensors go through them (torch < 2.4 has no ``torch.library.custom_op``:
 its tensors take the DLPack path, and ``apply_mrope``'s autograd works with any torch); inside ``torch.compile``'d code call ``torch.ops.mrope.*`` with
 ``model_key(model)`` (the Python wrappers themselves hold a lock and are not traced).
 
+``available()`` says whether this build carries the kernels (a CPU wheel, built without nvcc,
+does not) and for which GPUs: ``(ok, message)``.
+
 The library is ``libmrope_c.so`` in this package (or ``$MROPE_C_LIBRARY``), called through
 ctypes: this module needs neither the compiled position extension nor torch (imported only to
 register the custom ops when installed), so it runs on any CPython >= 3.9.
@@ -69,7 +72,7 @@ _rotaries = {}  # (source, seq_len, sincos_math) -> (C rotary handle, RotaryInfo
 _flags = {}     # (framework, device) -> default error flag
 
 
-Availability = _collections.namedtuple("Availability", "ok message")
+_Availability = _collections.namedtuple("Availability", "ok message")
 
 
 def available():
@@ -84,18 +87,18 @@ def available():
     except ImportError:
         _build = None  # the Bazel build of the tests
     if _build is not None and _build.CUDA_VERSION is None:
-        return Availability(False, "a CPU wheel of mrope (built without nvcc): mrope.cuda's "
+        return _Availability(False, "a CPU wheel of mrope (built without nvcc): mrope.cuda's "
                                    "kernels are not in it; install a +cuXXX wheel for them")
     try:
         on_host = _capi.kernels_on_host()
     except (ImportError, OSError) as e:
-        return Availability(False, str(e))
+        return _Availability(False, str(e))
     if on_host:
-        return Availability(True, "kernels on the host execution harness (a test build)")
+        return _Availability(True, "kernels on the host execution harness (a test build)")
     if _build is None:
-        return Availability(True, "CUDA kernels (the archs of third_party/cuda/defs.bzl)")
+        return _Availability(True, "CUDA kernels (the archs of third_party/cuda/defs.bzl)")
     archs = ", ".join(f"sm_{a}" for a in _build.CUDA_ARCHS)
-    return Availability(True, f"CUDA {_build.CUDA_VERSION} kernels for {archs}, and PTX for "
+    return _Availability(True, f"CUDA {_build.CUDA_VERSION} kernels for {archs}, and PTX for "
                               f"compute_{_build.PTX_ARCH} (newer GPUs)")
 
 
