@@ -110,7 +110,7 @@ absl::StatusOr<LargePrompt> LoadPrompt(const std::filesystem::path& file, std::s
   MROPE_ASSIGN_OR_RETURN(const google::protobuf::Value doc, ParseJson(text));
   MROPE_ASSIGN_OR_RETURN(ModelSpec model, ModelSpecFromCase(doc));
   model.rope.reset();  // positions only
-  MROPE_ASSIGN_OR_RETURN(const PositionRequest request, PositionRequestFromJson(text));
+  MROPE_ASSIGN_OR_RETURN(const v1::PositionRequest request, PositionRequestFromJson(text));
   MROPE_ASSIGN_OR_RETURN(PositionService service, PositionService::Create(std::move(model)));
   LargePrompt prompt{std::move(name), std::move(service)};
   MROPE_ASSIGN_OR_RETURN(prompt.token_ids, PromptFromProto(request));

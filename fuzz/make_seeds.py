@@ -258,7 +258,7 @@ KERNEL_SEEDS = {
 
 def protoc_encode(text):
     return subprocess.run(
-        ["protoc", "--encode=mrope.PositionRequest", "-I", str(ROOT), "proto/mrope.proto"],
+        ["protoc", "--encode=mrope.v1.PositionRequest", "-I", str(ROOT), "proto/mrope.proto"],
         input=text.encode(), capture_output=True, check=True, cwd=ROOT).stdout
 
 

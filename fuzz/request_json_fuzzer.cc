@@ -53,7 +53,7 @@ void CheckArrays(const Value& value, int depth) {
   }
 }
 
-void CheckOutput(const PositionRequest& request, const std::string& json) {
+void CheckOutput(const v1::PositionRequest& request, const std::string& json) {
   auto out = ParseJson(json);
   FUZZ_CHECK(out.ok(), absl::StrCat("output is not JSON: ", out.status().ToString()));
   const Value* ids = FindField(*out, "position_ids");

@@ -1,4 +1,4 @@
-// Fuzz target: mrope.PositionRequest in all three encodings (JSON with the golden layout,
+// Fuzz target: mrope.v1.PositionRequest in all three encodings (JSON with the golden layout,
 // textproto, binary proto) through PositionService::Handle, for every preset model.
 //
 // Input: preset byte (% the number of presets, in PresetNames() order), encoding byte (% 3:
@@ -28,32 +28,33 @@ namespace mrope {
 namespace fuzz {
 namespace {
 
-int64_t Product(const PositionArray& array) {
+int64_t Product(const v1::PositionArray& array) {
   return std::accumulate(array.shape().begin(), array.shape().end(), int64_t{1},
                          std::multiplies<int64_t>());
 }
 
-int64_t Count(const PositionArray& array, PositionOptions::OutputType type) {
+int64_t Count(const v1::PositionArray& array, v1::PositionOptions::OutputType type) {
   switch (type) {
-    case PositionOptions::INT64:
+    case v1::PositionOptions::INT64:
       return array.int64_values_size();
-    case PositionOptions::INT32:
+    case v1::PositionOptions::INT32:
       return array.int32_values_size();
     default:
       return array.float_values_size();
   }
 }
 
-void CheckArray(const PositionArray& array, PositionOptions::OutputType type, const char* name) {
+void CheckArray(const v1::PositionArray& array, v1::PositionOptions::OutputType type,
+                const char* name) {
   FUZZ_CHECK(Product(array) == Count(array, type),
              absl::StrCat(name, ": shape product ", Product(array), " for ", Count(array, type),
                           " values"));
 }
 
-void CheckResponse(const PositionRequest& request, const PositionResponse& response) {
-  const PositionOptions::OutputType type = response.output_type();
-  FUZZ_CHECK(type == PositionOptions::INT64 || type == PositionOptions::INT32 ||
-                 type == PositionOptions::FLOAT32,
+void CheckResponse(const v1::PositionRequest& request, const v1::PositionResponse& response) {
+  const v1::PositionOptions::OutputType type = response.output_type();
+  FUZZ_CHECK(type == v1::PositionOptions::INT64 || type == v1::PositionOptions::INT32 ||
+                 type == v1::PositionOptions::FLOAT32,
              "unresolved output type");
   CheckArray(response.position_ids(), type, "position_ids");
   CheckArray(response.mrope_position_deltas(), type, "mrope_position_deltas");
@@ -96,14 +97,14 @@ PositionLimits FuzzLimits() {
   return limits;
 }
 
-absl::StatusOr<PositionRequest> Decode(uint8_t encoding, absl::string_view bytes) {
+absl::StatusOr<v1::PositionRequest> Decode(uint8_t encoding, absl::string_view bytes) {
   switch (encoding % 3) {
     case 0:
       return PositionRequestFromJson(bytes, FuzzLimits());
     case 1:
       return PositionRequestFromTextproto(bytes);
     default: {
-      PositionRequest request;
+      v1::PositionRequest request;
       if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         return absl::InvalidArgumentError("not a binary PositionRequest");
       }

@@ -2,12 +2,17 @@
 """Packs the built extension and the pure-Python package into a wheel (stdlib only).
 
 Usage: wheel.py --extension PATH/_mrope.so [--c-library PATH/libmrope_c.so] --version VERSION
-                --out DIR
+                [--platform TAG] [--cuda VERSION --cuda-archs 80,90,... --ptx-arch N] --out DIR
 
 Writes DIR/mrope-VERSION-cpXY-cpXY-PLATFORM.whl for the running interpreter (run it with the
-python3 the extension was built against) and prints its path. The extension links Debian's
-shared Abseil and protobuf libraries, so the wheel is tagged for this platform only
-(linux_x86_64, not manylinux) and needs those libraries installed where it runs.
+python3 the extension was built against) and prints its path. PLATFORM is --platform (e.g.
+manylinux_2_28_x86_64: tools/build_wheel.sh derives it from the binaries, whose Abseil and
+protobuf are linked in) or this machine's (linux_x86_64: the Bazel build of the tests, which
+links Debian's shared libraries).
+
+Every .py file under python/mrope/ goes in, subpackages included. ENTRY_POINTS below become
+the dist-info's entry_points.txt. mrope/_build.py records the CUDA build (--cuda, the archs)
+for mrope.cuda.available(); without --cuda the wheel is a CPU wheel.
 
 With --c-library the wheel also carries mrope/libmrope_c.so, the C ABI (capi/), which
 mrope.cuda loads through ctypes where the extension does not load (another CPython); C
@@ -22,6 +27,9 @@ import sysconfig
 import zipfile
 
 PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mrope")
+
+# Entry points by group: {"group": ["name = module:attribute", ...]}.
+ENTRY_POINTS = {}
 
 METADATA = """\
 Metadata-Version: 2.1
@@ -39,11 +47,18 @@ Root-Is-Purelib: false
 Tag: {tag}
 """
 
+BUILD_INFO = '''\
+"""How this package was built (written by python/wheel.py; read by mrope.cuda.available())."""
+CUDA_VERSION = {cuda!r}  # None: a CPU wheel, built without nvcc
+CUDA_ARCHS = {archs!r}  # SASS for these sm_XX
+PTX_ARCH = {ptx!r}  # and PTX for compute_XX, JIT-compiled by the driver on newer GPUs
+'''
 
-def wheel_tag():
+
+def wheel_tag(platform=None):
     """The cpXY-cpXY-platform tag of the running interpreter."""
     abi = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    platform = platform or sysconfig.get_platform().replace("-", "_").replace(".", "_")
     return f"{abi}-{abi}-{platform}"
 
 
@@ -52,15 +67,34 @@ def record_line(name, data):
     return f"{name},sha256={digest},{len(data)}"
 
 
-def build(extension, version, out_dir, c_library=None):
-    """Writes the wheel and returns its path."""
-    tag = wheel_tag()
-    dist_info = f"mrope-{version}.dist-info"
+def python_files():
+    """{wheel path: contents} of every .py file of the package, subpackages included."""
     files = {}
-    for name in sorted(os.listdir(PACKAGE_DIR)):
-        if name.endswith(".py"):
-            with open(os.path.join(PACKAGE_DIR, name), "rb") as f:
-                files[f"mrope/{name}"] = f.read()
+    for directory, subdirs, names in os.walk(PACKAGE_DIR):
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py") and name != "_build.py":
+                path = os.path.join(directory, name)
+                relative = os.path.relpath(path, os.path.dirname(PACKAGE_DIR))
+                with open(path, "rb") as f:
+                    files[relative.replace(os.sep, "/")] = f.read()
+    return files
+
+
+def entry_points_txt(entry_points):
+    return "".join(f"[{group}]\n" + "".join(f"{line}\n" for line in lines) + "\n"
+                   for group, lines in sorted(entry_points.items()))
+
+
+def build(extension, version, out_dir, c_library=None, platform=None, cuda=None,
+          cuda_archs=(), ptx_arch=None):
+    """Writes the wheel and returns its path."""
+    tag = wheel_tag(platform)
+    dist_info = f"mrope-{version}.dist-info"
+    files = python_files()
+    files["mrope/_build.py"] = BUILD_INFO.format(
+        cuda=cuda, archs=tuple(cuda_archs) if cuda else (),
+        ptx=ptx_arch if cuda else None).encode()
     with open(extension, "rb") as f:
         files["mrope/_mrope" + sysconfig.get_config_var("EXT_SUFFIX")] = f.read()
     if c_library is not None:
@@ -70,6 +104,8 @@ def build(extension, version, out_dir, c_library=None):
         version=version, major=sys.version_info.major, minor=sys.version_info.minor).encode()
     files[f"{dist_info}/WHEEL"] = WHEEL.format(tag=tag).encode()
     files[f"{dist_info}/top_level.txt"] = b"mrope\n"
+    if ENTRY_POINTS:
+        files[f"{dist_info}/entry_points.txt"] = entry_points_txt(ENTRY_POINTS).encode()
     record = [record_line(name, data) for name, data in files.items()]
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
@@ -89,10 +125,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--extension", required=True, help="the built _mrope.so")
     parser.add_argument("--c-library", help="libmrope_c.so to ship beside the extension")
-    parser.add_argument("--version", required=True)
+    parser.add_argument("--version", required=True, help="e.g. 0.1.0+cu130")
+    parser.add_argument("--platform", help="platform tag, e.g. manylinux_2_28_x86_64")
+    parser.add_argument("--cuda", help="the CUDA version the kernels were built with")
+    parser.add_argument("--cuda-archs", default="", help="comma-separated sm_XX numbers")
+    parser.add_argument("--ptx-arch", help="the compute_XX of the PTX")
     parser.add_argument("--out", required=True, help="output directory")
     args = parser.parse_args()
-    print(build(args.extension, args.version, args.out, args.c_library))
+    archs = tuple(a for a in args.cuda_archs.split(",") if a)
+    print(build(args.extension, args.version, args.out, args.c_library, args.platform, args.cuda,
+                archs, args.ptx_arch))
 
 
 if __name__ == "__main__":

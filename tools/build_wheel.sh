@@ -1,22 +1,40 @@
 #!/bin/bash
-# Builds the Python package's wheel into dist/: dist/mrope-<version>-cp3X-cp3X-linux_x86_64.whl,
+# Builds the Python package's wheel into dist/ and prints its path:
+#   dist/mrope-<version>+cu130-cp311-cp311-manylinux_2_XX_x86_64.whl   (with nvcc)
+#   dist/mrope-<version>-cp311-cp311-manylinux_2_XX_x86_64.whl         (a CPU wheel)
 # for Debian's python3 (the interpreter the extension is built against; $MROPE_PYTHON names
-# another). Installs its build dependencies first, like the other tools/ scripts. Install it
-# offline with:  python3 -m pip install dist/mrope-*.whl
-# The wheel links Debian's shared Abseil and protobuf (libabsl-dev, libprotobuf-dev or their
-# runtime packages; rapidjson is header-only) and needs python3-numpy; see python/wheel.py.
-# With a CUDA toolkit it also carries mrope/libmrope_c.so (the C ABI, for mrope.cuda).
+# another). Abseil, protobuf, libstdc++ and libgcc are linked in (tools/static_bazel.sh), so the
+# wheel needs only glibc 2.XX and numpy; XX is the newest glibc symbol version the binaries use.
+# With a CUDA toolkit it carries the kernels for the GPUs of CUDA_ARCHS plus PTX (the CUDA
+# runtime linked statically), in the extension and in mrope/libmrope_c.so (the C ABI, for
+# mrope.cuda where the extension does not load, and for C programs); without one it is a CPU
+# wheel (mrope.cuda.available() says so). tools/test_wheel.sh checks and installs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh
 python="${MROPE_PYTHON:-/usr/bin/python3}"
 version=$(sed -n 's/^ *version = "\(.*\)",$/\1/p' MODULE.bazel | head -1)
-c_library=()
-if [ -x "${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" ]; then  # the C ABI needs the CUDA kernels
-  bazel build -c opt --config=quiet //python:mrope/_mrope.so //capi:libmrope_c.so
-  c_library=(--c-library bazel-bin/capi/libmrope_c.so)
-else
-  bazel build -c opt --config=quiet //python:mrope/_mrope.so
+CUDA_ARCHS=80,89,90,100,120  # A100, L4/L40/RTX 40xx, H100/H200, B200/GB200, RTX 50xx/RTX PRO
+PTX_ARCH=120
+nvcc="${CUDA_PATH:-/usr/local/cuda}/bin/nvcc"
+targets=(//python:mrope/_mrope.so)
+flags=(-c opt --config=quiet)
+cuda=()
+if [ -x "$nvcc" ]; then  # the C ABI needs the CUDA kernels
+  cuda_version=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1.\2/p')
+  version+="+cu${cuda_version/./}"
+  targets+=(//capi:libmrope_c.so)
+  flags+=(--define=mrope_cuda_archs=$CUDA_ARCHS --define=mrope_ptx_arch=$PTX_ARCH)
+  cuda=(--c-library "" --cuda "$cuda_version" --cuda-archs "$CUDA_ARCHS" --ptx-arch "$PTX_ARCH")
 fi
-"$python" python/wheel.py --extension bazel-bin/python/mrope/_mrope.so "${c_library[@]}" \
-  --version "$version" --out dist
+tools/static_bazel.sh build "${flags[@]}" "${targets[@]}" >&2
+bin=$(tools/static_bazel.sh info -c opt bazel-bin 2>/dev/null)  # not --config=quiet: it hides stdout
+binaries=("$bin/python/mrope/_mrope.so")
+if [ ${#cuda[@]} -gt 0 ]; then
+  cuda[1]="$bin/capi/libmrope_c.so"
+  binaries+=("${cuda[1]}")
+fi
+# The platform tag: manylinux_2_XX for the newest GLIBC_2.XX symbol version the binaries need.
+glibc=$(objdump -T "${binaries[@]}" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+"$python" python/wheel.py --extension "${binaries[0]}" "${cuda[@]}" --version "$version" \
+  --platform "manylinux_2_${glibc#GLIBC_2.}_x86_64" --out dist

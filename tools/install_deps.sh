@@ -9,14 +9,29 @@
 # and keeps under ~/.cache/mrope-pyenv (offline afterwards); only with --test (tools/test.sh), so
 # that the demo, the wheel build and the GPU bundle do not download the references (3.3 GB).
 # cmake builds the C ABI's CMake example (examples/cmake) against its install tree.
+# The shipped libraries link Abseil and protobuf built from Debian's source packages
+# (tools/build_static_deps.sh: apt-get source, hence a deb-src entry beside each deb one,
+# dpkg-dev to unpack, ninja-build for cmake).
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev
           libgmock-dev libbenchmark-dev rapidjson-dev pkg-config python3
-          pybind11-dev python3-dev python3-numpy python3-venv python3-pip cmake)
+          pybind11-dev python3-dev python3-numpy python3-venv python3-pip cmake
+          dpkg-dev ninja-build)
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+deb_src=/etc/apt/sources.list.d/mrope-deb-src
+if [ ! -e "$deb_src.sources" ] && [ ! -e "$deb_src.list" ] &&
+   ! grep -rqsE '^(deb-src |Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then  # deb822 (Debian 12's images)
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+      "${sudo_cmd[@]}" tee "$deb_src.sources" >/dev/null
+  else
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list | "${sudo_cmd[@]}" tee "$deb_src.list" >/dev/null
+  fi
+  "${sudo_cmd[@]}" apt-get update -qq
+fi
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
-  sudo_cmd=()
-  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi

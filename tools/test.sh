@@ -9,7 +9,9 @@
 # example built with cmake against the install tree (//examples/cmake) and mrope.cuda's tests
 # on the host harness (//python:pytest_cuda_host) are Bazel tests, counted case by case. Exits non-zero on any failure. MROPE_TEST_QUICK=1 runs only the first pass.
 # Then examples/bazel_consumer, a workspace of its own depending on @mrope, is tested with its
-# own Bazel server and output base; its cases count in the same total.
+# own Bazel server and output base, and the wheel is built (Abseil and protobuf from Debian's
+# sources, linked statically: tools/build_static_deps.sh, cached) and checked, installed in a
+# fresh venv (tools/test_wheel.sh); their cases count in the same total.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh --test || exit 1
@@ -42,6 +44,7 @@ if [ "${MROPE_TEST_QUICK:-0}" != 1 ]; then
 fi
 bazel shutdown >/dev/null 2>&1  # the server would otherwise idle for hours
 examples/bazel_consumer/run_bazel_consumer_test.sh "$counts" || status=1
+tools/test_wheel.sh "$counts" || status=1
 python3 tools/test_summary.py --total "$counts" || status=1
 rm -f "$log" "$counts"
 exit "$status"

@@ -2,11 +2,14 @@
 """Summarises `bazel test` runs, ending with the line 'N passed, N failed'.
 
 Usage: test_summary.py BAZEL_TEST_LOG BAZEL_EXIT_CODE [--pass NAME --counts FILE]
+       test_summary.py --junit NAME XML... [--counts FILE]
        test_summary.py --total FILE
 
 The first form summarises one run (run it right after that run: it reads bazel-testlogs); with
 --counts it prefixes its lines with NAME and appends "passed failed skipped" to FILE. The second
-form adds up FILE's lines, one per run, into the closing 'N passed, N failed' line.
+form adds up FILE's lines, one per run, into the closing 'N passed, N failed' line. The --junit
+form counts the cases of JUnit files written outside Bazel (tools/test_wheel.sh's pytest runs);
+a missing file counts as one failure (its step did not run).
 
 Counts one result per gtest case, read from bazel-testlogs/<package>/<name>/test.xml of every
 target the log reports. A target that did not build, timed out or has no status counts as one
@@ -25,7 +28,11 @@ RESULT = re.compile(r"^(//\S+)\s+(?:\(cached\)\s+)?"
 
 def cases(label):
     package, name = label[2:].split(":")
-    path = os.path.join("bazel-testlogs", package, name, "test.xml")
+    return junit_cases(os.path.join("bazel-testlogs", package, name, "test.xml"))
+
+
+def junit_cases(path):
+    """(passed, failed, skipped) of a JUnit file, or None if there is none."""
     if not os.path.exists(path):
         return None
     passed = failed = skipped = 0
@@ -50,9 +57,32 @@ def total(counts_path):
     return 1 if failed else 0
 
 
+def junit(args):
+    name, counts_path = args[0], None
+    if "--counts" in args:
+        counts_path = args[args.index("--counts") + 1]
+        args = args[:args.index("--counts")]
+    sums = [0, 0, 0]
+    for path in args[1:]:
+        counted = junit_cases(path)
+        if counted is None:
+            print(f"{name}: {os.path.basename(path)} missing: its step did not run")
+            counted = (0, 1, 0)
+        sums = [a + b for a, b in zip(sums, counted)]
+    passed, failed, skipped = sums
+    print(f"{name}: {skipped} skipped")
+    print(f"{name}: {passed} passed, {failed} failed")
+    if counts_path:
+        with open(counts_path, "a") as counts:
+            counts.write(f"{passed} {failed} {skipped}\n")
+    return 1 if failed else 0
+
+
 def main():
     if sys.argv[1] == "--total":
         return total(sys.argv[2])
+    if sys.argv[1] == "--junit":
+        return junit(sys.argv[2:])
     log_path, bazel_rc = sys.argv[1], int(sys.argv[2])
     options = dict(zip(sys.argv[3::2], sys.argv[4::2]))
     prefix = f"{options['--pass']}: " if "--pass" in options else ""

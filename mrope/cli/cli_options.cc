@@ -73,7 +73,7 @@ absl::StatusOr<GoldenInput> LoadGoldenInput(const CliOptions& options) {
   return input;
 }
 
-absl::StatusOr<PositionRequest> LoadCliRequest(const CliOptions& options) {
+absl::StatusOr<v1::PositionRequest> LoadCliRequest(const CliOptions& options) {
   if (options.request.empty()) {
     return absl::InvalidArgumentError(
         "--request is required: a JSON or textproto request file, or - for stdin");

@@ -41,12 +41,12 @@ absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options);
 // --config and --request must be empty.
 struct GoldenInput {
   ModelSpec model;
-  PositionRequest request;
+  v1::PositionRequest request;
 };
 absl::StatusOr<GoldenInput> LoadGoldenInput(const CliOptions& options);
 
 // --request, parsed.
-absl::StatusOr<PositionRequest> LoadCliRequest(const CliOptions& options);
+absl::StatusOr<v1::PositionRequest> LoadCliRequest(const CliOptions& options);
 
 }  // namespace mrope
 

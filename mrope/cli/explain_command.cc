@@ -29,7 +29,7 @@ absl::Status LoadExplainInput(const CliOptions& options, ModelSpec& spec, Prompt
     return absl::OkStatus();
   }
   MROPE_ASSIGN_OR_RETURN(spec, LoadCliModel(options));
-  MROPE_ASSIGN_OR_RETURN(const PositionRequest request, LoadCliRequest(options));
+  MROPE_ASSIGN_OR_RETURN(const v1::PositionRequest request, LoadCliRequest(options));
   MROPE_ASSIGN_OR_RETURN(prompt, PromptFromProto(request));
   return absl::OkStatus();
 }

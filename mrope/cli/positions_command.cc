@@ -20,7 +20,7 @@ namespace {
 constexpr int64_t kGoldenDecodeSteps = 3;
 
 // --cp_size / --cp_rank into the request's options.
-absl::Status ApplyContextParallel(const CliOptions& options, PositionRequest& request) {
+absl::Status ApplyContextParallel(const CliOptions& options, v1::PositionRequest& request) {
   if (options.cp_size == 0) {
     if (options.cp_rank != 0) {
       return absl::InvalidArgumentError(
@@ -44,7 +44,7 @@ absl::Status RunGolden(const CliOptions& options, std::ostream& out) {
   }
   MROPE_ASSIGN_OR_RETURN(const PositionService service,
                          PositionService::Create(std::move(input.model)));
-  MROPE_ASSIGN_OR_RETURN(const PositionResponse response, service.Handle(input.request));
+  MROPE_ASSIGN_OR_RETURN(const v1::PositionResponse response, service.Handle(input.request));
   return WriteOutput(options.output, absl::StrCat(PositionResponseToJson(response), "\n"), out);
 }
 
@@ -69,13 +69,13 @@ absl::Status RunPositions(const CliOptions& options, std::ostream& out) {
   }
   MROPE_ASSIGN_OR_RETURN(ModelSpec spec, LoadCliModel(options));
   MROPE_ASSIGN_OR_RETURN(const PositionService service, PositionService::Create(std::move(spec)));
-  MROPE_ASSIGN_OR_RETURN(PositionRequest request, LoadCliRequest(options));
+  MROPE_ASSIGN_OR_RETURN(v1::PositionRequest request, LoadCliRequest(options));
   MROPE_RETURN_IF_ERROR(ApplyContextParallel(options, request));
   if (raw) {
-    request.mutable_options()->set_output_type(format == "int32" ? PositionOptions::INT32
-                                                                 : PositionOptions::INT64);
+    request.mutable_options()->set_output_type(format == "int32" ? v1::PositionOptions::INT32
+                                                                 : v1::PositionOptions::INT64);
   }
-  MROPE_ASSIGN_OR_RETURN(const PositionResponse response, service.Handle(request));
+  MROPE_ASSIGN_OR_RETURN(const v1::PositionResponse response, service.Handle(request));
   if (format == "int32") {
     return WriteOutput(options.output, RawBytes(response.position_ids().int32_values()), out);
   }

@@ -67,7 +67,7 @@ struct SpecialTokens {
 
 struct PositionRules;  // below
 
-// A model's position parameters (proto: mrope.PositionParams).
+// A model's position parameters (proto: mrope.v1.PositionParams).
 struct ModelConfig {
   // The family's rules: a row of the model layer's table (static storage, never null in a
   // config that ValidateModelConfig accepted).

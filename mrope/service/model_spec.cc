@@ -134,18 +134,18 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
 }
 
 // The proto's enum values are the family names in upper case.
-absl::StatusOr<ModelFamily> FamilyFromProto(PositionParams::Family family) {
-  if (family != PositionParams::FAMILY_UNSPECIFIED) {
+absl::StatusOr<ModelFamily> FamilyFromProto(v1::PositionParams::Family family) {
+  if (family != v1::PositionParams::FAMILY_UNSPECIFIED) {
     const auto parsed =
-        ParseModelFamily(absl::AsciiStrToLower(PositionParams::Family_Name(family)));
+        ParseModelFamily(absl::AsciiStrToLower(v1::PositionParams::Family_Name(family)));
     if (parsed.ok()) return *parsed;
   }
   return absl::InvalidArgumentError(
       absl::StrCat("positions.family must be set to a model family, got ",
-                   PositionParams::Family_Name(family)));
+                   v1::PositionParams::Family_Name(family)));
 }
 
-absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
+absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
   MROPE_ASSIGN_OR_RETURN(const ModelFamily family, FamilyFromProto(p.family()));
   ModelConfig config = FamilyInfo(family).preset;
   SpecialTokens& ids = config.tokens;
@@ -164,21 +164,22 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
     config.position_id_per_seconds = p.position_id_per_seconds();
   }
   if (p.has_seconds_per_chunk()) config.seconds_per_chunk = p.seconds_per_chunk();
-  config.video_time_rounding = p.video_time_rounding() == PositionParams::TRUNCATE_INTERVAL_FIRST
-                                   ? VideoTimeRounding::kTruncateIntervalFirst
-                                   : VideoTimeRounding::kScaleThenTruncate;
+  config.video_time_rounding =
+      p.video_time_rounding() == v1::PositionParams::TRUNCATE_INTERVAL_FIRST
+          ? VideoTimeRounding::kTruncateIntervalFirst
+          : VideoTimeRounding::kScaleThenTruncate;
   if (p.has_temporal_merge_size()) config.temporal_merge_size = p.temporal_merge_size();
   switch (p.convention()) {
-    case PositionParams::VLLM:
+    case v1::PositionParams::VLLM:
       config.convention = Convention::kVllm;
       break;
-    case PositionParams::HF_V4:
+    case v1::PositionParams::HF_V4:
       config.convention = Convention::kHfV4;
       break;
-    case PositionParams::HF_V5_2:
+    case v1::PositionParams::HF_V5_2:
       config.convention = Convention::kHfV5_2;
       break;
-    case PositionParams::HF_V5:
+    case v1::PositionParams::HF_V5:
       config.convention = Convention::kHfV5;
       break;
     case PositionParams::HF_V5_18:
@@ -191,7 +192,7 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const PositionParams& p) {
   return config;
 }
 
-absl::StatusOr<RopeParameters> RopeFromProto(const RopeParams& rope) {
+absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope) {
   // The proto's fields are HF's keys, so its JSON is a flattened HF rope config: one parser,
   // one set of defaults and checks.
   google::protobuf::util::JsonPrintOptions options;
@@ -284,7 +285,7 @@ absl::StatusOr<std::optional<ConfigFile>> ReadConfigFile(const std::string& pres
 absl::StatusOr<ModelSpec> ModelSpecFromConfigFile(const ConfigFile& file) {
   absl::StatusOr<ModelSpec> spec;
   if (IsTextprotoPath(file.path)) {
-    ModelParams params;
+    v1::ModelParams params;
     MROPE_RETURN_IF_ERROR(ParseTextproto(file.text, file.path, params));
     spec = ModelSpecFromProto(params);
   } else {
@@ -306,7 +307,7 @@ absl::StatusOr<ModelSpec> LoadModelSpec(const std::string& preset_or_path) {
                    preset.status().message(), ")"));
 }
 
-absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params) {
+absl::StatusOr<ModelSpec> ModelSpecFromProto(const v1::ModelParams& params) {
   ModelSpec spec;
   spec.name = params.name();
   MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromProto(params.positions()));

@@ -95,7 +95,7 @@ absl::StatusOr<ModelSpec> ModelSpecFromConfigFile(const ConfigFile& file);
 
 // From the proto: starts from the family's preset and applies the set
 // fields; `rope` is parsed with HF's defaults when present.
-absl::StatusOr<ModelSpec> ModelSpecFromProto(const ModelParams& params);
+absl::StatusOr<ModelSpec> ModelSpecFromProto(const v1::ModelParams& params);
 
 }  // namespace mrope
 

@@ -275,23 +275,24 @@ absl::StatusOr<PositionResult<Out>> PositionService::Compute(const Prompt& promp
   return Fill<Out>(plan, options);
 }
 
-absl::StatusOr<PositionResponse> PositionService::Handle(const PositionRequest& request) const {
+absl::StatusOr<v1::PositionResponse> PositionService::Handle(
+    const v1::PositionRequest& request) const {
   MROPE_ASSIGN_OR_RETURN(const Prompt prompt, PromptFromProto(request));
   MROPE_ASSIGN_OR_RETURN(const OutputOptions options, OutputOptionsFromProto(request.options()));
-  PositionOptions::OutputType type = request.options().output_type();
-  if (type == PositionOptions::AUTO) {
-    type = float_positions() ? PositionOptions::FLOAT32 : PositionOptions::INT64;
+  v1::PositionOptions::OutputType type = request.options().output_type();
+  if (type == v1::PositionOptions::AUTO) {
+    type = float_positions() ? v1::PositionOptions::FLOAT32 : v1::PositionOptions::INT64;
   }
   switch (type) {
-    case PositionOptions::INT64: {
+    case v1::PositionOptions::INT64: {
       MROPE_ASSIGN_OR_RETURN(auto result, Compute<int64_t>(prompt, options));
       return ResponseFromResult(result, type);
     }
-    case PositionOptions::INT32: {
+    case v1::PositionOptions::INT32: {
       MROPE_ASSIGN_OR_RETURN(auto result, Compute<int32_t>(prompt, options));
       return ResponseFromResult(result, type);
     }
-    case PositionOptions::FLOAT32: {
+    case v1::PositionOptions::FLOAT32: {
       MROPE_ASSIGN_OR_RETURN(auto result, Compute<float>(prompt, options));
       return ResponseFromResult(result, type);
     }

@@ -11,7 +11,7 @@
 //   // result->position_ids is [3][B][L]; result->mrope_position_deltas is [B].
 //
 // Underneath is mrope/positions (PlanBatch, SequencePositions); Handle() is the same over the
-// mrope.PositionRequest / mrope.PositionResponse protos (proto/mrope.proto).
+// mrope.v1.PositionRequest / mrope.v1.PositionResponse protos (proto/mrope.proto).
 
 #include <cstdint>
 #include <memory>
@@ -141,7 +141,7 @@ class PositionService {
                                               const OutputOptions& options) const;
 
   // The same over protos: output_type AUTO is INT64, or FLOAT32 when float_positions().
-  absl::StatusOr<PositionResponse> Handle(const PositionRequest& request) const;
+  absl::StatusOr<v1::PositionResponse> Handle(const v1::PositionRequest& request) const;
 
  private:
   PositionService(ModelSpec spec, SequencePlanner planner,

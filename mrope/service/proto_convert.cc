@@ -14,11 +14,11 @@
 namespace mrope {
 namespace {
 
-Grid GridFromProto(const GridThw& g) { return {g.t(), g.h(), g.w()}; }
+Grid GridFromProto(const v1::GridThw& g) { return {g.t(), g.h(), g.w()}; }
 
 // Appends rows of one length L to `flat`, row-major.
-absl::Status AppendRows(const google::protobuf::RepeatedPtrField<TokenRow>& rows, int64_t length,
-                        absl::string_view path, std::vector<int64_t>& flat) {
+absl::Status AppendRows(const google::protobuf::RepeatedPtrField<v1::TokenRow>& rows,
+                        int64_t length, absl::string_view path, std::vector<int64_t>& flat) {
   // Hardening (tests/regression/service_regression_test.cc): reserving rows * length
   // before checking the rows let one long row and many empty ones (a 196 KB request) ask for
   // 32 GB. With every row checked first, the reservation is what the request really holds.
@@ -30,12 +30,12 @@ absl::Status AppendRows(const google::protobuf::RepeatedPtrField<TokenRow>& rows
     }
   }
   flat.reserve(flat.size() + rows.size() * length);
-  for (const TokenRow& row : rows) flat.insert(flat.end(), row.ids().begin(), row.ids().end());
+  for (const v1::TokenRow& row : rows) flat.insert(flat.end(), row.ids().begin(), row.ids().end());
   return absl::OkStatus();
 }
 
 // The request's batch, its ids and mask flattened into prompt.owned_tokens.
-absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
+absl::Status BatchFromProto(const v1::PromptInputs& inputs, Prompt& prompt) {
   PromptBatch& batch = prompt.batch;
   batch.batch_size = inputs.input_ids_size();
   batch.seq_len = inputs.input_ids(0).ids_size();
@@ -65,8 +65,10 @@ absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
   batch.mm_token_type_ids = absl::MakeConstSpan(*tokens).subspan(ends[0], ends[1] - ends[0]);
   prompt.owned_tokens = std::move(tokens);
   MediaInputs& media = batch.media;
-  for (const GridThw& g : inputs.image_grid_thw()) media.image_grid_thw.push_back(GridFromProto(g));
-  for (const GridThw& g : inputs.video_grid_thw()) media.video_grid_thw.push_back(GridFromProto(g));
+  for (const v1::GridThw& g : inputs.image_grid_thw())
+    media.image_grid_thw.push_back(GridFromProto(g));
+  for (const v1::GridThw& g : inputs.video_grid_thw())
+    media.video_grid_thw.push_back(GridFromProto(g));
   media.second_per_grid_ts.assign(inputs.second_per_grid_ts().begin(),
                                   inputs.second_per_grid_ts().end());
   media.video_second_per_grid.assign(inputs.video_second_per_grid().begin(),
@@ -79,23 +81,23 @@ absl::Status BatchFromProto(const PromptInputs& inputs, Prompt& prompt) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path) {
+absl::StatusOr<Span> SpanFromProto(const v1::PromptSpan& s, const std::string& path) {
   const double seconds = s.has_seconds_per_grid() ? s.seconds_per_grid() : 1.0;
   Span span;
   switch (s.kind()) {
-    case PromptSpan::TEXT:
+    case v1::PromptSpan::TEXT:
       span = Span::Text(s.text_tokens());
       break;
-    case PromptSpan::IMAGE:
+    case v1::PromptSpan::IMAGE:
       span = Span::Image(GridFromProto(s.grid()));
       break;
-    case PromptSpan::VIDEO:
+    case v1::PromptSpan::VIDEO:
       span = Span::Video(GridFromProto(s.grid()), seconds);
       break;
-    case PromptSpan::AUDIO:
+    case v1::PromptSpan::AUDIO:
       span = Span::Audio(s.audio_tokens());
       break;
-    case PromptSpan::AUDIO_IN_VIDEO:
+    case v1::PromptSpan::AUDIO_IN_VIDEO:
       span = Span::AudioInVideo(GridFromProto(s.grid()), seconds, s.audio_tokens());
       break;
     default:
@@ -107,15 +109,15 @@ absl::StatusOr<Span> SpanFromProto(const PromptSpan& s, const std::string& path)
 }
 
 // A vLLM request, its tokens owned by prompt.owned_tokens.
-absl::Status VllmFromProto(const VllmPrompt& vllm, Prompt& prompt) {
+absl::Status VllmFromProto(const v1::VllmPrompt& vllm, Prompt& prompt) {
   auto tokens = std::make_shared<std::vector<int64_t>>(vllm.input_tokens().begin(),
                                                        vllm.input_tokens().end());
   VllmRequest request;
   request.input_tokens = *tokens;
   prompt.owned_tokens = std::move(tokens);
-  for (const VllmFeature& f : vllm.mm_features()) {
+  for (const v1::VllmFeature& f : vllm.mm_features()) {
     MultiModalFeature& feature = request.features.emplace_back();
-    const bool image = f.modality() == VllmFeature::IMAGE;
+    const bool image = f.modality() == v1::VllmFeature::IMAGE;
     feature.modality = image ? Modality::kImage : Modality::kVideo;
     feature.offset = f.mm_position().offset();
     feature.length = f.mm_position().length();
@@ -130,11 +132,11 @@ absl::Status VllmFromProto(const VllmPrompt& vllm, Prompt& prompt) {
   }
   VllmEvsRequest& evs = prompt.vllm_evs.emplace();
   evs.pruned = std::move(request);
-  for (const TokenRow& mask : vllm.evs().keep_masks()) {
+  for (const v1::TokenRow& mask : vllm.evs().keep_masks()) {
     evs.keep_masks.emplace_back(mask.ids().begin(), mask.ids().end());
   }
-  evs.embed_dtype = vllm.evs().embed_dtype() == VllmEvs::FLOAT32 ? EmbedDType::kFloat32
-                                                                 : EmbedDType::kBfloat16;
+  evs.embed_dtype = vllm.evs().embed_dtype() == v1::VllmEvs::FLOAT32 ? EmbedDType::kFloat32
+                                                                     : EmbedDType::kBfloat16;
   if (vllm.evs().has_video_pruning_rate()) {
     evs.video_pruning_rate = vllm.evs().video_pruning_rate();
   }
@@ -143,7 +145,7 @@ absl::Status VllmFromProto(const VllmPrompt& vllm, Prompt& prompt) {
 
 // `values`: a std::vector or a PositionBuffer.
 template <typename Values>
-void SetValues(const Values& values, std::vector<int64_t> shape, PositionArray& array) {
+void SetValues(const Values& values, std::vector<int64_t> shape, v1::PositionArray& array) {
   using Out = typename Values::value_type;
   array.mutable_shape()->Add(shape.begin(), shape.end());
   if (std::is_same<Out, int64_t>::value) {
@@ -157,7 +159,7 @@ void SetValues(const Values& values, std::vector<int64_t> shape, PositionArray& 
 
 }  // namespace
 
-absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request) {
+absl::StatusOr<Prompt> PromptFromProto(const v1::PositionRequest& request) {
   const bool has_inputs = request.inputs().input_ids_size() > 0;
   const bool has_sequences = request.sequences_size() > 0;
   const bool has_vllm = request.has_vllm();
@@ -176,7 +178,7 @@ absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request) {
     return prompt;
   }
   for (int i = 0; i < request.sequences_size(); ++i) {
-    const SpanSequence& sequence = request.sequences(i);
+    const v1::SpanSequence& sequence = request.sequences(i);
     std::vector<Span> spans;
     for (int j = 0; j < sequence.spans_size(); ++j) {
       MROPE_ASSIGN_OR_RETURN(
@@ -189,13 +191,13 @@ absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request) {
   return prompt;
 }
 
-absl::StatusOr<OutputOptions> OutputOptionsFromProto(const PositionOptions& options) {
+absl::StatusOr<OutputOptions> OutputOptionsFromProto(const v1::PositionOptions& options) {
   OutputOptions out;
   switch (options.layout()) {
-    case PositionOptions::PADDED:
+    case v1::PositionOptions::PADDED:
       out.layout = OutputLayout::kPadded;
       break;
-    case PositionOptions::PACKED:
+    case v1::PositionOptions::PACKED:
       out.layout = OutputLayout::kPacked;
       break;
     default:
@@ -221,9 +223,9 @@ absl::StatusOr<OutputOptions> OutputOptionsFromProto(const PositionOptions& opti
 }
 
 template <typename Out>
-PositionResponse ResponseFromResult(const PositionResult<Out>& result,
-                                    PositionOptions::OutputType type) {
-  PositionResponse response;
+v1::PositionResponse ResponseFromResult(const PositionResult<Out>& result,
+                                        v1::PositionOptions::OutputType type) {
+  v1::PositionResponse response;
   response.set_output_type(type);
   SetValues(result.position_ids, result.shape, *response.mutable_position_ids());
   response.mutable_cu_seqlens()->Add(result.cu_seqlens.begin(), result.cu_seqlens.end());
@@ -245,11 +247,11 @@ PositionResponse ResponseFromResult(const PositionResult<Out>& result,
   return response;
 }
 
-template PositionResponse ResponseFromResult<int64_t>(const PositionResult<int64_t>&,
-                                                      PositionOptions::OutputType);
-template PositionResponse ResponseFromResult<int32_t>(const PositionResult<int32_t>&,
-                                                      PositionOptions::OutputType);
-template PositionResponse ResponseFromResult<float>(const PositionResult<float>&,
-                                                    PositionOptions::OutputType);
+template v1::PositionResponse ResponseFromResult<int64_t>(const PositionResult<int64_t>&,
+                                                          v1::PositionOptions::OutputType);
+template v1::PositionResponse ResponseFromResult<int32_t>(const PositionResult<int32_t>&,
+                                                          v1::PositionOptions::OutputType);
+template v1::PositionResponse ResponseFromResult<float>(const PositionResult<float>&,
+                                                        v1::PositionOptions::OutputType);
 
 }  // namespace mrope

@@ -1,7 +1,7 @@
 #ifndef MROPE_SERVICE_PROTO_CONVERT_H_
 #define MROPE_SERVICE_PROTO_CONVERT_H_
 
-// mrope.PositionRequest / mrope.PositionResponse <-> the C++ types of PositionService. Errors
+// mrope.v1.PositionRequest / mrope.v1.PositionResponse <-> the C++ types of PositionService. Errors
 // name the proto field path (e.g. "inputs.input_ids[1]").
 
 #include "absl/status/statusor.h"
@@ -12,22 +12,22 @@ namespace mrope {
 
 // The request's prompt: `inputs` (its input_ids rows must all have one length) or `sequences`,
 // exactly one of them.
-absl::StatusOr<Prompt> PromptFromProto(const PositionRequest& request);
+absl::StatusOr<Prompt> PromptFromProto(const v1::PositionRequest& request);
 
 // window_begin and window_end must be given together.
-absl::StatusOr<OutputOptions> OutputOptionsFromProto(const PositionOptions& options);
+absl::StatusOr<OutputOptions> OutputOptionsFromProto(const v1::PositionOptions& options);
 
 // `type` is the resolved output type (INT64, INT32 or FLOAT32) matching Out.
 template <typename Out>
-PositionResponse ResponseFromResult(const PositionResult<Out>& result,
-                                    PositionOptions::OutputType type);
+v1::PositionResponse ResponseFromResult(const PositionResult<Out>& result,
+                                        v1::PositionOptions::OutputType type);
 
-extern template PositionResponse ResponseFromResult<int64_t>(const PositionResult<int64_t>&,
-                                                             PositionOptions::OutputType);
-extern template PositionResponse ResponseFromResult<int32_t>(const PositionResult<int32_t>&,
-                                                             PositionOptions::OutputType);
-extern template PositionResponse ResponseFromResult<float>(const PositionResult<float>&,
-                                                           PositionOptions::OutputType);
+extern template v1::PositionResponse ResponseFromResult<int64_t>(const PositionResult<int64_t>&,
+                                                                 v1::PositionOptions::OutputType);
+extern template v1::PositionResponse ResponseFromResult<int32_t>(const PositionResult<int32_t>&,
+                                                                 v1::PositionOptions::OutputType);
+extern template v1::PositionResponse ResponseFromResult<float>(const PositionResult<float>&,
+                                                               v1::PositionOptions::OutputType);
 
 }  // namespace mrope
 

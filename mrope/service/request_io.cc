@@ -130,8 +130,8 @@ absl::Status Set(absl::StatusOr<T> value, Message& message, void (Message::*set)
 }
 
 // A token row: [ids...] or {"ids": [ids...]}. `total` counts the tokens of all rows.
-absl::Status ReadTokenRow(JsonValue& value, int64_t min, int64_t max,
-                          const PositionLimits& limits, int64_t& total, TokenRow& row) {
+absl::Status ReadTokenRow(JsonValue& value, int64_t min, int64_t max, const PositionLimits& limits,
+                          int64_t& total, v1::TokenRow& row) {
   const auto read_ids = [&](JsonValue& ids) -> absl::Status {
     MROPE_RETURN_IF_ERROR(ReadInt64List(ids, min, max, limits.max_tokens_per_row,
                                         [&](int64_t id) { row.add_ids(id); }));
@@ -150,8 +150,8 @@ absl::Status ReadTokenRow(JsonValue& value, int64_t min, int64_t max,
 }
 
 // [B][L] rows of values in [min, max].
-absl::Status ReadTokenRows(JsonValue& value, int64_t min, int64_t max,
-                           const PositionLimits& limits, RepeatedPtrField<TokenRow>& rows) {
+absl::Status ReadTokenRows(JsonValue& value, int64_t min, int64_t max, const PositionLimits& limits,
+                           RepeatedPtrField<v1::TokenRow>& rows) {
   int64_t total = 0;
   return value.ForEachItem([&](int64_t index, JsonValue& row) -> absl::Status {
     if (index >= limits.max_batch_rows) {
@@ -162,14 +162,14 @@ absl::Status ReadTokenRows(JsonValue& value, int64_t min, int64_t max,
 }
 
 // A grid: [t, h, w] or {"t": t, "h": h, "w": w}.
-absl::Status ReadGrid(JsonValue& value, GridThw& grid) {
+absl::Status ReadGrid(JsonValue& value, v1::GridThw& grid) {
   MROPE_ASSIGN_OR_RETURN(const JsonValue::Kind kind, value.kind());
   if (kind == JsonValue::Kind::kObject) {
     return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
-      void (GridThw::*set)(int64_t) = key == "t"   ? &GridThw::set_t
-                                      : key == "h" ? &GridThw::set_h
-                                      : key == "w" ? &GridThw::set_w
-                                                   : nullptr;
+      void (v1::GridThw::*set)(int64_t) = key == "t"   ? &v1::GridThw::set_t
+                                          : key == "h" ? &v1::GridThw::set_h
+                                          : key == "w" ? &v1::GridThw::set_w
+                                                       : nullptr;
       if (set == nullptr) return field.UnknownKey(key, {"t", "h", "w"});
       return Set(field.Int64(), grid, set);
     });
@@ -192,7 +192,7 @@ absl::Status ReadGrid(JsonValue& value, GridThw& grid) {
 }
 
 absl::Status ReadGrids(JsonValue& value, const PositionLimits& limits,
-                       RepeatedPtrField<GridThw>& grids) {
+                       RepeatedPtrField<v1::GridThw>& grids) {
   return value.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
     if (index >= limits.max_total_tokens) {
       return value.Error(absl::StrCat("more than ", limits.max_total_tokens, " grids"));
@@ -219,7 +219,7 @@ absl::Status ReadFloats(JsonValue& value, const PositionLimits& limits,
 // extractor pads at the end, so a row is ones then zeros; any other row would make the sum a
 // length the audio does not have, and is refused.
 absl::Status ReadFeatureAttentionMask(JsonValue& value, const PositionLimits& limits,
-                                      PromptInputs& inputs) {
+                                      v1::PromptInputs& inputs) {
   return value.ForEachItem([&](int64_t row, JsonValue& mask) -> absl::Status {
     if (row >= limits.max_total_tokens) {
       return value.Error(absl::StrCat("more than ", limits.max_total_tokens, " rows"));
@@ -247,29 +247,31 @@ absl::Status ReadFeatureAttentionMask(JsonValue& value, const PositionLimits& li
 // "is_embed"}, "data": {"image_grid_thw" | "video_grid_thw", "second_per_grid_ts",
 // "timestamps"}}. identifier, is_embed and timestamps do not affect positions (is_embed is
 // checked by the placeholder's tokens, timestamps' text is in the prompt) and are skipped.
-absl::Status ReadFeature(JsonValue& value, VllmFeature& feature) {
+absl::Status ReadFeature(JsonValue& value, v1::VllmFeature& feature) {
   return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
     if (key == "modality") {
-      return Set(ReadEnum(field, VllmFeature::Modality_descriptor()), feature,
-                 &VllmFeature::set_modality);
+      return Set(ReadEnum(field, v1::VllmFeature::Modality_descriptor()), feature,
+                 &v1::VllmFeature::set_modality);
     }
     if (key == "identifier") return field.Skip();
     if (IsField(key, "mm_position")) {
-      VllmPlaceholderRange& range = *feature.mutable_mm_position();
+      v1::VllmPlaceholderRange& range = *feature.mutable_mm_position();
       return ForEachSetField(field, [&](absl::string_view name, JsonValue& item) -> absl::Status {
-        if (name == "offset") return Set(item.Int64(), range, &VllmPlaceholderRange::set_offset);
-        if (name == "length") return Set(item.Int64(), range, &VllmPlaceholderRange::set_length);
+        if (name == "offset")
+          return Set(item.Int64(), range, &v1::VllmPlaceholderRange::set_offset);
+        if (name == "length")
+          return Set(item.Int64(), range, &v1::VllmPlaceholderRange::set_length);
         if (IsField(name, "is_embed")) return item.Skip();
         return item.UnknownKey(name, kPlaceholderKeys);
       });
     }
     if (key == "data") {
-      VllmFeatureData& data = *feature.mutable_data();
+      v1::VllmFeatureData& data = *feature.mutable_data();
       return ForEachSetField(field, [&](absl::string_view name, JsonValue& item) -> absl::Status {
         if (IsField(name, "image_grid_thw")) return ReadGrid(item, *data.mutable_image_grid_thw());
         if (IsField(name, "video_grid_thw")) return ReadGrid(item, *data.mutable_video_grid_thw());
         if (IsField(name, "second_per_grid_ts")) {
-          return Set(item.Double(), data, &VllmFeatureData::set_second_per_grid_ts);
+          return Set(item.Double(), data, &v1::VllmFeatureData::set_second_per_grid_ts);
         }
         if (name == "timestamps") return item.Skip();
         return item.UnknownKey(name, kFeatureDataKeys);
@@ -281,7 +283,7 @@ absl::Status ReadFeature(JsonValue& value, VllmFeature& feature) {
 
 // One key of a vLLM request (the golden cases' `inputs`, or `vllm` and its `evs`).
 absl::Status ReadVllmInput(absl::string_view key, JsonValue& value, const PositionLimits& limits,
-                           VllmPrompt& vllm) {
+                           v1::VllmPrompt& vllm) {
   if (IsField(key, "input_tokens")) {
     return ReadInt64List(value, 0, kMaxTokenId, limits.max_tokens_per_row,
                          [&](int64_t id) { vllm.add_input_tokens(id); });
@@ -294,7 +296,7 @@ absl::Status ReadVllmInput(absl::string_view key, JsonValue& value, const Positi
       return ReadFeature(item, *vllm.add_mm_features());
     });
   }
-  VllmEvs& evs = *vllm.mutable_evs();
+  v1::VllmEvs& evs = *vllm.mutable_evs();
   if (IsField(key, "keep_masks")) {
     int64_t total = 0;
     return value.ForEachItem([&](int64_t index, JsonValue& mask) -> absl::Status {
@@ -305,11 +307,11 @@ absl::Status ReadVllmInput(absl::string_view key, JsonValue& value, const Positi
     });
   }
   if (IsField(key, "embed_dtype")) {
-    return Set(ReadEnum(value, VllmEvs::EmbedDType_descriptor()), evs,
-               &VllmEvs::set_embed_dtype);
+    return Set(ReadEnum(value, v1::VllmEvs::EmbedDType_descriptor()), evs,
+               &v1::VllmEvs::set_embed_dtype);
   }
   if (IsField(key, "video_pruning_rate")) {
-    return Set(value.Double(), evs, &VllmEvs::set_video_pruning_rate);
+    return Set(value.Double(), evs, &v1::VllmEvs::set_video_pruning_rate);
   }
   return value.UnknownKey(key, kVllmKeys);
 }
@@ -322,12 +324,12 @@ struct AudioLengthForms {
 
 // One key of the golden `inputs` object (also the top level of a bare processor output).
 absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLimits& limits,
-                       AudioLengthForms& audio, PositionRequest& request) {
+                       AudioLengthForms& audio, v1::PositionRequest& request) {
   if (IsOneOf(key, {"input_tokens", "mm_features", "keep_masks", "embed_dtype",
                     "video_pruning_rate"})) {
     return ReadVllmInput(key, value, limits, *request.mutable_vllm());
   }
-  PromptInputs& inputs = *request.mutable_inputs();
+  v1::PromptInputs& inputs = *request.mutable_inputs();
   const bool lengths = IsField(key, "audio_feature_lengths");
   if (lengths || IsField(key, "feature_attention_mask")) {
     (lengths ? audio.lengths : audio.mask) = true;
@@ -366,37 +368,39 @@ absl::Status ReadInput(absl::string_view key, JsonValue& value, const PositionLi
                          [&](int64_t x) { inputs.add_images_per_sample(x); });
   }
   if (IsField(key, "use_audio_in_video")) {
-    return Set(value.Bool(), inputs, &PromptInputs::set_use_audio_in_video);
+    return Set(value.Bool(), inputs, &v1::PromptInputs::set_use_audio_in_video);
   }
   return value.UnknownKey(key, kInputKeys);
 }
 
-absl::Status ReadSpan(JsonValue& value, PromptSpan& span) {
+absl::Status ReadSpan(JsonValue& value, v1::PromptSpan& span) {
   return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
     if (IsField(key, "kind")) {
-      return Set(ReadEnum(field, PromptSpan::Kind_descriptor()), span, &PromptSpan::set_kind);
+      return Set(ReadEnum(field, v1::PromptSpan::Kind_descriptor()), span,
+                 &v1::PromptSpan::set_kind);
     }
-    if (IsField(key, "text_tokens")) return Set(field.Int64(), span, &PromptSpan::set_text_tokens);
+    if (IsField(key, "text_tokens"))
+      return Set(field.Int64(), span, &v1::PromptSpan::set_text_tokens);
     if (IsField(key, "grid")) return ReadGrid(field, *span.mutable_grid());
     if (IsField(key, "seconds_per_grid")) {
-      return Set(field.Double(), span, &PromptSpan::set_seconds_per_grid);
+      return Set(field.Double(), span, &v1::PromptSpan::set_seconds_per_grid);
     }
     if (IsField(key, "audio_tokens")) {
-      return Set(field.Int64(), span, &PromptSpan::set_audio_tokens);
+      return Set(field.Int64(), span, &v1::PromptSpan::set_audio_tokens);
     }
-    if (IsField(key, "open")) return Set(field.Bool(), span, &PromptSpan::set_open);
+    if (IsField(key, "open")) return Set(field.Bool(), span, &v1::PromptSpan::set_open);
     return field.UnknownKey(key, kSpanKeys);
   });
 }
 
 absl::Status ReadSequences(JsonValue& value, const PositionLimits& limits,
-                           RepeatedPtrField<SpanSequence>& sequences) {
+                           RepeatedPtrField<v1::SpanSequence>& sequences) {
   int64_t spans = 0;
   return value.ForEachItem([&](int64_t index, JsonValue& item) -> absl::Status {
     if (index >= limits.max_batch_rows) {
       return value.Error(absl::StrCat("more than ", limits.max_batch_rows, " sequences"));
     }
-    SpanSequence& sequence = *sequences.Add();
+    v1::SpanSequence& sequence = *sequences.Add();
     return ForEachSetField(item, [&](absl::string_view key, JsonValue& field) -> absl::Status {
       if (key != "spans") return field.UnknownKey(key, {"spans"});
       return field.ForEachItem([&](int64_t, JsonValue& span) -> absl::Status {
@@ -409,8 +413,8 @@ absl::Status ReadSequences(JsonValue& value, const PositionLimits& limits,
   });
 }
 
-absl::Status ReadOptions(JsonValue& value, PositionOptions& options) {
-  using Options = PositionOptions;
+absl::Status ReadOptions(JsonValue& value, v1::PositionOptions& options) {
+  using Options = v1::PositionOptions;
   return ForEachSetField(value, [&](absl::string_view key, JsonValue& field) -> absl::Status {
     if (IsField(key, "output_type")) {
       return Set(ReadEnum(field, Options::OutputType_descriptor()), options,
@@ -441,7 +445,7 @@ absl::Status ReadOptions(JsonValue& value, PositionOptions& options) {
 }
 
 absl::Status ReadRequest(JsonValue& root, const PositionLimits& limits,
-                         PositionRequest& request) {
+                         v1::PositionRequest& request) {
   bool nested_inputs = false;  // {"inputs": {...}}
   bool bare_inputs = false;    // the processor output's keys at the top level
   AudioLengthForms audio;
@@ -485,8 +489,9 @@ absl::Status ReadRequest(JsonValue& root, const PositionLimits& limits,
 
 // Text: a std::string with ReadFileToString's spare capacity (read in place), or a string_view.
 template <typename Text>
-absl::StatusOr<PositionRequest> RequestFromJson(const Text& json, const PositionLimits& limits) {
-  PositionRequest request;
+absl::StatusOr<v1::PositionRequest> RequestFromJson(const Text& json,
+                                                    const PositionLimits& limits) {
+  v1::PositionRequest request;
   MROPE_RETURN_IF_ERROR(
       ReadJson(json, [&](JsonValue& root) { return ReadRequest(root, limits, request); }));
   return request;
@@ -494,21 +499,21 @@ absl::StatusOr<PositionRequest> RequestFromJson(const Text& json, const Position
 
 }  // namespace
 
-absl::StatusOr<PositionRequest> PositionRequestFromJson(absl::string_view json,
-                                                        const PositionLimits& limits) {
+absl::StatusOr<v1::PositionRequest> PositionRequestFromJson(absl::string_view json,
+                                                            const PositionLimits& limits) {
   return RequestFromJson(json, limits);
 }
 
-absl::StatusOr<PositionRequest> PositionRequestFromTextproto(absl::string_view text) {
-  PositionRequest request;
+absl::StatusOr<v1::PositionRequest> PositionRequestFromTextproto(absl::string_view text) {
+  v1::PositionRequest request;
   MROPE_RETURN_IF_ERROR(ParseTextproto(text, "request", request));
   return request;
 }
 
-absl::StatusOr<PositionRequest> ReadPositionRequest(const std::string& path,
-                                                    const PositionLimits& limits) {
+absl::StatusOr<v1::PositionRequest> ReadPositionRequest(const std::string& path,
+                                                        const PositionLimits& limits) {
   MROPE_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
-  absl::StatusOr<PositionRequest> request;
+  absl::StatusOr<v1::PositionRequest> request;
   if (absl::EndsWith(path, ".json")) {
     request = RequestFromJson(text, limits);
   } else if (IsTextprotoPath(path)) {

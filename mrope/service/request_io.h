@@ -1,7 +1,7 @@
 #ifndef MROPE_SERVICE_REQUEST_IO_H_
 #define MROPE_SERVICE_REQUEST_IO_H_
 
-// Reading mrope.PositionRequest from JSON or text format, as files or strings.
+// Reading mrope.v1.PositionRequest from JSON or text format, as files or strings.
 //
 // JSON is read by mrope's JSON reader (mrope/common/json_reader.h: bounded depth, counts checked
 // while reading, errors naming the path and the value). Its form is proto3 JSON with field names
@@ -36,14 +36,14 @@
 
 namespace mrope {
 
-absl::StatusOr<PositionRequest> PositionRequestFromJson(absl::string_view json,
-                                                        const PositionLimits& limits = {});
-absl::StatusOr<PositionRequest> PositionRequestFromTextproto(absl::string_view text);
+absl::StatusOr<v1::PositionRequest> PositionRequestFromJson(absl::string_view json,
+                                                            const PositionLimits& limits = {});
+absl::StatusOr<v1::PositionRequest> PositionRequestFromTextproto(absl::string_view text);
 
 // Reads `path` ("-" is stdin): .json is JSON; .textproto, .txtpb and .pbtxt are text format;
 // anything else is JSON if its first non-blank character is '{', else text format.
-absl::StatusOr<PositionRequest> ReadPositionRequest(const std::string& path,
-                                                    const PositionLimits& limits = {});
+absl::StatusOr<v1::PositionRequest> ReadPositionRequest(const std::string& path,
+                                                        const PositionLimits& limits = {});
 
 }  // namespace mrope
 

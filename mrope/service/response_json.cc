@@ -15,7 +15,7 @@ absl::Span<const T> Values(const google::protobuf::RepeatedField<T>& field) {
   return absl::MakeConstSpan(field.data(), field.size());
 }
 
-void AppendArray(absl::string_view key, const PositionArray& array, std::string& out) {
+void AppendArray(absl::string_view key, const v1::PositionArray& array, std::string& out) {
   if (out.size() > 1) out += ",";
   AppendJsonKey(key, out);
   const std::vector<int64_t> shape(array.shape().begin(), array.shape().end());
@@ -30,7 +30,7 @@ void AppendArray(absl::string_view key, const PositionArray& array, std::string&
 
 }  // namespace
 
-std::string PositionResponseToJson(const PositionResponse& response) {
+std::string PositionResponseToJson(const v1::PositionResponse& response) {
   std::string out = "{";
   AppendArray("position_ids", response.position_ids(), out);
   AppendArray("mrope_position_deltas", response.mrope_position_deltas(), out);

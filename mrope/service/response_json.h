@@ -12,7 +12,7 @@
 
 namespace mrope {
 
-std::string PositionResponseToJson(const PositionResponse& response);
+std::string PositionResponseToJson(const v1::PositionResponse& response);
 
 }  // namespace mrope
 

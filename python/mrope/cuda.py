@@ -29,6 +29,9 @@ tensors go through them (torch < 2.4 has no ``torch.library.custom_op``:
 its tensors take the DLPack path, and ``apply_mrope``'s autograd works with any torch); inside ``torch.compile``'d code call ``torch.ops.mrope.*`` with
 ``model_key(model)`` (the Python wrappers themselves hold a lock and are not traced).
 
+``available()`` says whether this build carries the kernels (a CPU wheel, built without nvcc,
+does not) and for which GPUs: ``(ok, message)``.
+
 The library is ``libmrope_c.so`` in this package (or ``$MROPE_C_LIBRARY``), called through
 ctypes: this module needs neither the compiled position extension nor torch (imported only to
 register the custom ops when installed), so it runs on any CPython >= 3.9.
@@ -43,7 +46,8 @@ import threading as _threading
 from mrope import _arrays
 from mrope import _capi
 
-__all__ = ["apply_mrope_", "apply_mrope", "fused_mrope_", "Decode", "cos_sin", "error_flag",
+__all__ = ["available", "apply_mrope_", "apply_mrope", "fused_mrope_", "Decode", "cos_sin",
+           "error_flag",
            "model_key", "ERROR_POSITION_OUT_OF_RANGE",
            "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"]
 
@@ -66,6 +70,36 @@ _models = {}    # source -> (C model handle, key)
 _keys = {}      # key -> source (the torch ops name models by key)
 _rotaries = {}  # (source, seq_len, sincos_math) -> (C rotary handle, RotaryInfo)
 _flags = {}     # (framework, device) -> default error flag
+
+
+_Availability = _collections.namedtuple("Availability", "ok message")
+
+
+def available():
+    """``Availability(ok, message)``: whether this build carries mrope's kernels, and which.
+
+    A CPU wheel (built without nvcc) says so and ``ok`` is False; a CUDA wheel names its CUDA
+    version, the GPUs it has code for and its PTX. Whether a GPU is present is the framework's
+    question (``torch.cuda.is_available()``).
+    """
+    try:
+        from mrope import _build  # written into wheels by python/wheel.py
+    except ImportError:
+        _build = None  # the Bazel build of the tests
+    if _build is not None and _build.CUDA_VERSION is None:
+        return _Availability(False, "a CPU wheel of mrope (built without nvcc): mrope.cuda's "
+                                   "kernels are not in it; install a +cuXXX wheel for them")
+    try:
+        on_host = _capi.kernels_on_host()
+    except (ImportError, OSError) as e:
+        return _Availability(False, str(e))
+    if on_host:
+        return _Availability(True, "kernels on the host execution harness (a test build)")
+    if _build is None:
+        return _Availability(True, "CUDA kernels (the archs of third_party/cuda/defs.bzl)")
+    archs = ", ".join(f"sm_{a}" for a in _build.CUDA_ARCHS)
+    return _Availability(True, f"CUDA {_build.CUDA_VERSION} kernels for {archs}, and PTX for "
+                              f"compute_{_build.PTX_ARCH} (newer GPUs)")
 
 
 def _source(model):

@@ -397,3 +397,8 @@ def test_fused_fp8_q_out_and_cache_with_scales(model, prompt):
         mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:8], positions, model,
                         slot_mapping=np.arange(TOKENS, dtype=np.int64), k_cache=k_cache,
                         v_cache=v_cache, k_scale=scales["k"], v_scale=np.ones(2, np.float32))
+
+
+def test_available_names_the_host_harness_build():
+    ok, message = mc.available()
+    assert ok and "host execution harness" in message, message

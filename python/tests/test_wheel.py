@@ -2,7 +2,9 @@
 outside the repository with the system python3 and numpy (the venv sees Debian's
 python3-numpy through --system-site-packages). With the C library, mrope.cuda works where the
 extension does not load (as on another CPython)."""
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 
@@ -58,3 +60,38 @@ def test_wheel_installs_offline_in_a_fresh_venv(tmp_path):
     assert run(python, "-c", CHECK, cwd=elsewhere).strip() == "[[0, 1, 2]] [[0]]"
     # position 2, pair 0: 1 * cos(2) - 1 * sin(2)
     assert run(python, "-c", CUDA_CHECK, cwd=elsewhere).strip() == "-1.3254"
+
+
+# A wheel without --cuda (a CPU wheel) from a package with a subpackage and an entry point:
+# both reach the installed wheel, and mrope.cuda.available() says it is a CPU wheel.
+PLUGIN_CHECK = """
+from importlib import metadata
+import mrope.cuda, mrope.plugins.example
+(entry,) = metadata.entry_points(group="mrope.test_plugins")
+assert entry.load() is mrope.plugins.example.register, entry
+ok, message = mrope.cuda.available()
+print(ok, message)
+"""
+
+
+def test_wheel_carries_subpackages_and_entry_points_and_names_a_cpu_wheel(tmp_path,
+                                                                         monkeypatch):
+    spec = importlib.util.spec_from_file_location("mrope_wheel_script", WHEEL_SCRIPT)
+    wheel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wheel)
+    package = tmp_path / "src" / "mrope"
+    shutil.copytree(wheel.PACKAGE_DIR, package)
+    (package / "plugins").mkdir()
+    (package / "plugins" / "__init__.py").write_text("")
+    (package / "plugins" / "example.py").write_text("def register():\n    pass\n")
+    monkeypatch.setattr(wheel, "PACKAGE_DIR", str(package))
+    monkeypatch.setattr(wheel, "ENTRY_POINTS",
+                        {"mrope.test_plugins": ["example = mrope.plugins.example:register"]})
+    path = wheel.build(EXTENSION, "0+test", str(tmp_path / "dist"))
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", "--system-site-packages", str(venv), cwd=tmp_path)
+    python = str(venv / "bin" / "python3")
+    run(python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", "-q", path,
+        cwd=tmp_path)
+    out = run(python, "-c", PLUGIN_CHECK, cwd=tmp_path).strip()
+    assert out.startswith("False a CPU wheel of mrope (built without nvcc)"), out

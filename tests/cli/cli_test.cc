@@ -191,9 +191,9 @@ TEST(CliTest, OutputFormats) {
 
   run = RunMrope("positions" + request + " --format=textproto");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  PositionResponse response;
+  v1::PositionResponse response;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(run.out, &response));
-  EXPECT_EQ(response.output_type(), PositionOptions::INT64);
+  EXPECT_EQ(response.output_type(), v1::PositionOptions::INT64);
   EXPECT_EQ(std::vector<int64_t>(response.position_ids().int64_values().begin(),
                                  response.position_ids().int64_values().end()),
             *ids);

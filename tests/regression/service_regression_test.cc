@@ -24,8 +24,8 @@ TEST(ServiceRegressionTest, RaggedRowsAreRefusedBeforeReserving) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   auto service = PositionService::Create(*spec);
   ASSERT_TRUE(service.ok()) << service.status();
-  PositionRequest request;
-  TokenRow* first = request.mutable_inputs()->add_input_ids();
+  v1::PositionRequest request;
+  v1::TokenRow* first = request.mutable_inputs()->add_input_ids();
   for (int i = 0; i < 65536; ++i) first->add_ids(1);
   for (int i = 1; i < 65536; ++i) request.mutable_inputs()->add_input_ids();
   auto response = service->Handle(request);

@@ -39,20 +39,20 @@ constexpr char kIdBatch[] = R"({"inputs": {
                   [21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32]],
     "image_grid_thw": [[1, 4, 4]]}})";
 
-PositionRequest Request(const std::string& json) {
+v1::PositionRequest Request(const std::string& json) {
   auto request = PositionRequestFromJson(json);
   EXPECT_TRUE(request.ok()) << request.status();
-  return request.ok() ? *request : PositionRequest();
+  return request.ok() ? *request : v1::PositionRequest();
 }
 
-std::vector<int64_t> Shape(const PositionResponse& response) {
+std::vector<int64_t> Shape(const v1::PositionResponse& response) {
   return {response.position_ids().shape().begin(), response.position_ids().shape().end()};
 }
 
 // Every rank of cp_size against `whole`, the request's positions over the padded lengths
 // ([3][B][L] or [3][total], row-major: what cp_token_index indexes).
-void ExpectRanksSliceTheWhole(const PositionService& service, PositionRequest request,
-                              const PositionResponse& whole, int cp_size) {
+void ExpectRanksSliceTheWhole(const PositionService& service, v1::PositionRequest request,
+                              const v1::PositionResponse& whole, int cp_size) {
   SCOPED_TRACE(::testing::Message() << "cp_size " << cp_size);
   const auto& all = whole.position_ids().int64_values();
   const int64_t total = all.size() / 3;
@@ -61,7 +61,7 @@ void ExpectRanksSliceTheWhole(const PositionService& service, PositionRequest re
   for (int rank = 0; rank < cp_size; ++rank) {
     request.mutable_options()->set_cp_size(cp_size);
     request.mutable_options()->set_cp_rank(rank);
-    const PositionResponse part = Handle(service, request);
+    const v1::PositionResponse part = Handle(service, request);
     const auto& got = part.position_ids().int64_values();
     const int64_t n = got.size() / 3;
     ASSERT_EQ(n * cp_size, total) << "rank " << rank;
@@ -84,15 +84,15 @@ void ExpectRanksSliceTheWhole(const PositionService& service, PositionRequest re
 
 TEST(ContextParallelServiceTest, PackedRanksSliceThePackedPositions) {
   const PositionService service = PresetService("qwen2_5_vl");
-  PositionRequest request = Request(kSamples);
-  request.mutable_options()->set_layout(PositionOptions::PACKED);
-  const PositionResponse whole = Handle(service, request);
+  v1::PositionRequest request = Request(kSamples);
+  request.mutable_options()->set_layout(v1::PositionOptions::PACKED);
+  const v1::PositionResponse whole = Handle(service, request);
   ASSERT_THAT(whole.cu_seqlens(), ElementsAre(0, 40, 80, 144));
   for (const int cp_size : {1, 2, 4}) ExpectRanksSliceTheWhole(service, request, whole, cp_size);
 
   request.mutable_options()->set_cp_size(4);
   request.mutable_options()->set_cp_rank(3);
-  const PositionResponse rank3 = Handle(service, request);
+  const v1::PositionResponse rank3 = Handle(service, request);
   EXPECT_THAT(Shape(rank3), ElementsAre(3, 36));
   EXPECT_THAT(rank3.cu_seqlens(), ElementsAre(0, 10, 20, 36));
   // Sequence 0's chunks 3 and 4 of 5 tokens each (Megatron-LM's order: rank, then mirror).
@@ -104,8 +104,8 @@ TEST(ContextParallelServiceTest, PackedRanksSliceThePackedPositions) {
 // that [3][B][L] as it is.
 TEST(ContextParallelServiceTest, PaddedRanksSliceTheRightAlignedRows) {
   const PositionService service = PresetService("qwen2_5_vl");
-  PositionRequest request = Request(kSamples);
-  const PositionResponse whole = Handle(service, request);
+  v1::PositionRequest request = Request(kSamples);
+  const v1::PositionResponse whole = Handle(service, request);
   ASSERT_THAT(Shape(whole), ElementsAre(3, 3, 64));
   for (const int cp_size : {1, 2, 4, 8, 16}) {
     ExpectRanksSliceTheWhole(service, request, whole, cp_size);
@@ -117,11 +117,11 @@ TEST(ContextParallelServiceTest, PaddedRanksSliceTheRightAlignedRows) {
 
 TEST(ContextParallelServiceTest, TokenIdBatchRanksSliceItsPositions) {
   const PositionService service = PresetService("qwen2_vl");
-  PositionRequest request = Request(kIdBatch);
-  const PositionResponse whole = Handle(service, request);  // [3][2][12], no padding
+  v1::PositionRequest request = Request(kIdBatch);
+  const v1::PositionResponse whole = Handle(service, request);  // [3][2][12], no padding
   ASSERT_THAT(Shape(whole), ElementsAre(3, 2, 12));
   for (const int cp_size : {1, 2, 3, 6}) ExpectRanksSliceTheWhole(service, request, whole, cp_size);
-  request.mutable_options()->set_layout(PositionOptions::PACKED);
+  request.mutable_options()->set_layout(v1::PositionOptions::PACKED);
   for (const int cp_size : {1, 2, 3, 6}) ExpectRanksSliceTheWhole(service, request, whole, cp_size);
 }
 
@@ -130,7 +130,7 @@ TEST(ContextParallelServiceTest, TokenIdBatchRanksSliceItsPositions) {
 // get_rope_index's pad value, for several cp sizes.
 TEST(ContextParallelServiceTest, LeftPaddedBatchRanksSliceTheBatchAsGiven) {
   const PositionService service = PresetService("qwen2_vl");
-  PositionRequest request = Request(R"({"inputs": {
+  v1::PositionRequest request = Request(R"({"inputs": {
       "input_ids": [[0, 0, 0, 0, 11, 151652, 151655, 151655, 151655, 151655, 151653, 14],
                     [0, 0, 0, 21, 22, 23, 24, 25, 26, 27, 28, 29],
                     [11, 151652, 151655, 151655, 151655, 151655, 151653, 14, 15, 16, 17, 18]],
@@ -138,7 +138,7 @@ TEST(ContextParallelServiceTest, LeftPaddedBatchRanksSliceTheBatchAsGiven) {
                          [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1],
                          [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]],
       "image_grid_thw": [[1, 4, 4], [1, 4, 4]]}})");
-  const PositionResponse whole = Handle(service, request);  // get_rope_index's [3][3][12]
+  const v1::PositionResponse whole = Handle(service, request);  // get_rope_index's [3][3][12]
   ASSERT_THAT(Shape(whole), ElementsAre(3, 3, 12));
   EXPECT_EQ(whole.position_ids().int64_values(4), 0);  // row 0's first real token
   for (const int cp_size : {1, 2, 3, 6}) {
@@ -146,7 +146,7 @@ TEST(ContextParallelServiceTest, LeftPaddedBatchRanksSliceTheBatchAsGiven) {
   }
   request.mutable_options()->set_cp_size(6);
   request.mutable_options()->set_cp_rank(2);
-  const PositionResponse rank2 = Handle(service, request);
+  const v1::PositionResponse rank2 = Handle(service, request);
   // Chunks 2 and 9 of one token each; row 1's column 9 holds token 27, the row's 7th.
   EXPECT_THAT(rank2.cp_token_index(), ElementsAre(2, 9, 14, 21, 26, 33));
   EXPECT_EQ(rank2.position_ids().int64_values(3), 6);
@@ -154,12 +154,12 @@ TEST(ContextParallelServiceTest, LeftPaddedBatchRanksSliceTheBatchAsGiven) {
 
 TEST(ContextParallelServiceTest, OtherOutputTypesHoldTheSameValues) {
   const PositionService service = PresetService("qwen2_vl");
-  PositionRequest request = Request(kIdBatch);
+  v1::PositionRequest request = Request(kIdBatch);
   request.mutable_options()->set_cp_size(3);
   request.mutable_options()->set_cp_rank(1);
-  const PositionResponse as_int64 = Handle(service, request);
-  request.mutable_options()->set_output_type(PositionOptions::INT32);
-  const PositionResponse as_int32 = Handle(service, request);
+  const v1::PositionResponse as_int64 = Handle(service, request);
+  request.mutable_options()->set_output_type(v1::PositionOptions::INT32);
+  const v1::PositionResponse as_int32 = Handle(service, request);
   ASSERT_EQ(as_int32.position_ids().int32_values_size(),
             as_int64.position_ids().int64_values_size());
   for (int i = 0; i < as_int32.position_ids().int32_values_size(); ++i) {
@@ -170,12 +170,12 @@ TEST(ContextParallelServiceTest, OtherOutputTypesHoldTheSameValues) {
 
 TEST(ContextParallelServiceTest, CosSinAreTheWholeOnesAtTheTokenIndices) {
   const PositionService service = PresetService("qwen2_vl");
-  PositionRequest request = Request(kIdBatch);
+  v1::PositionRequest request = Request(kIdBatch);
   request.mutable_options()->set_cos_sin(true);
-  const PositionResponse whole = Handle(service, request);
+  const v1::PositionResponse whole = Handle(service, request);
   request.mutable_options()->set_cp_size(2);
   request.mutable_options()->set_cp_rank(1);
-  const PositionResponse part = Handle(service, request);
+  const v1::PositionResponse part = Handle(service, request);
   const std::vector<int64_t> shape(part.cos().shape().begin(), part.cos().shape().end());
   ASSERT_THAT(shape, ElementsAre(2, 6, 64));
   for (int j = 0; j < part.cp_token_index_size(); ++j) {

@@ -301,7 +301,7 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
 }
 
 TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
-  ModelParams params;
+  v1::ModelParams params;
   ASSERT_TRUE(ParseTextproto(R"pb(
                                name: "custom"
                                positions {
@@ -335,7 +335,7 @@ TEST(ProtoTest, StartsFromThePresetAndAppliesSetFields) {
 // As for config.json: a transformers 5.x family's rotary code decides how its sections map
 // pairs to axes (ERNIE's h/w alternation cannot be said with mrope_interleaved).
 TEST(ProtoTest, RotaryCodeFamiliesTakeTheirMropeLayout) {
-  ModelParams params;
+  v1::ModelParams params;
   ASSERT_TRUE(ParseTextproto(R"pb(
                                positions { family: ERNIE4_5_VL_MOE }
                                rope {
@@ -354,7 +354,7 @@ TEST(ProtoTest, RotaryCodeFamiliesTakeTheirMropeLayout) {
 // HF (0) is the family's reference convention; the named ones must be implemented for it.
 TEST(ProtoTest, Conventions) {
   const auto convention = [](const std::string& positions) -> absl::StatusOr<Convention> {
-    ModelParams params;
+    v1::ModelParams params;
     EXPECT_TRUE(ParseTextproto("positions { " + positions + " }", "test", params).ok());
     auto spec = ModelSpecFromProto(params);
     if (!spec.ok()) return spec.status();
@@ -374,9 +374,9 @@ TEST(ProtoTest, Conventions) {
 TEST(ProtoTest, EveryFamilyHasAnEnumValue) {
   for (const ModelFamilyInfo& row : ModelFamilies()) {
     SCOPED_TRACE(row.name);
-    PositionParams::Family value;
-    ASSERT_TRUE(PositionParams::Family_Parse(absl::AsciiStrToUpper(row.name), &value));
-    ModelParams params;
+    v1::PositionParams::Family value;
+    ASSERT_TRUE(v1::PositionParams::Family_Parse(absl::AsciiStrToUpper(row.name), &value));
+    v1::ModelParams params;
     params.mutable_positions()->set_family(value);
     auto spec = ModelSpecFromProto(params);
     ASSERT_TRUE(spec.ok()) << spec.status();
@@ -385,12 +385,12 @@ TEST(ProtoTest, EveryFamilyHasAnEnumValue) {
 }
 
 TEST(ProtoTest, ErrorsNameTheField) {
-  ModelParams params;
+  v1::ModelParams params;
   auto spec = ModelSpecFromProto(params);
   EXPECT_THAT(std::string(spec.status().message()),
               HasSubstr("positions.family must be set to a model family"));
 
-  params.mutable_positions()->set_family(PositionParams::QWEN2_VL);
+  params.mutable_positions()->set_family(v1::PositionParams::QWEN2_VL);
   params.mutable_positions()->set_spatial_merge_size(0);
   spec = ModelSpecFromProto(params);
   EXPECT_THAT(std::string(spec.status().message()),

@@ -43,12 +43,12 @@ using ::testing::HasSubstr;
 void ExpectSameAsGolden(const GoldenCase& c) {
   SCOPED_TRACE(c.path);
   const PositionService service = MakeService(c.model);
-  PositionRequest request = c.request;
+  v1::PositionRequest request = c.request;
   request.mutable_options()->set_decode_steps(3);
-  const PositionResponse response = Handle(service, request);
+  const v1::PositionResponse response = Handle(service, request);
   struct Field {
     std::string golden_key;
-    const PositionArray& array;
+    const v1::PositionArray& array;
   };
   const Field fields[] = {
       {"position_ids", response.position_ids()},
@@ -82,9 +82,10 @@ TEST(PositionServiceTest, EveryGoldenCaseThroughTheProtoApi) {
 
 TEST(PositionServiceTest, AutoOutputTypeFollowsTheModel) {
   const GoldenCase omni = ReadGoldenCase("qwen3_omni", "case_018.json");
-  EXPECT_EQ(Handle(MakeService(omni.model), omni.request).output_type(), PositionOptions::FLOAT32);
+  EXPECT_EQ(Handle(MakeService(omni.model), omni.request).output_type(),
+            v1::PositionOptions::FLOAT32);
   const GoldenCase vl = ReadGoldenCase("qwen2_vl", "case_026.json");
-  EXPECT_EQ(Handle(MakeService(vl.model), vl.request).output_type(), PositionOptions::INT64);
+  EXPECT_EQ(Handle(MakeService(vl.model), vl.request).output_type(), v1::PositionOptions::INT64);
 }
 
 // A PositionBuffer is not zeroed on resize, so the writers must set every entry: refill one
@@ -179,17 +180,17 @@ TEST(PositionServiceTest, WindowsAreSlicesAndDecodeSteps) {
 TEST(PositionServiceTest, PackedDropsPaddingAndGivesCuSeqlens) {
   const GoldenCase c = ReadGoldenCase("qwen3_vl", "case_038.json");  // 3 padded rows
   const PositionService service = MakeService(c.model);
-  PositionRequest request = c.request;
-  const PositionResponse padded = Handle(service, request);
-  request.mutable_options()->set_layout(PositionOptions::PACKED);
-  const PositionResponse packed = Handle(service, request);
+  v1::PositionRequest request = c.request;
+  const v1::PositionResponse padded = Handle(service, request);
+  request.mutable_options()->set_layout(v1::PositionOptions::PACKED);
+  const v1::PositionResponse packed = Handle(service, request);
 
   const int64_t b = padded.position_ids().shape(1);
   const int64_t l = padded.position_ids().shape(2);
   std::vector<int64_t> cu_seqlens = {0};
   std::vector<int64_t> expected[3];
   for (int64_t row = 0; row < b; ++row) {
-    const TokenRow& mask = c.request.inputs().attention_mask(row);
+    const v1::TokenRow& mask = c.request.inputs().attention_mask(row);
     int64_t n = 0;
     for (int64_t col = 0; col < l; ++col) {
       if (mask.ids(col) == 0) continue;
@@ -229,8 +230,8 @@ TEST(PositionServiceTest, ExplicitSpansMatchTokenIds) {
     sequences { spans { kind: TEXT text_tokens: 5 } }
   )pb");
   ASSERT_TRUE(spans.ok()) << spans.status();
-  const PositionResponse from_tokens = Handle(service, *tokens);
-  const PositionResponse from_spans = Handle(service, *spans);
+  const v1::PositionResponse from_tokens = Handle(service, *tokens);
+  const v1::PositionResponse from_spans = Handle(service, *spans);
   // Row 0 is the longest (15 tokens); row 1 (5 tokens) is right-aligned with 0 padding.
   ASSERT_THAT(from_spans.position_ids().shape(), ElementsAre(3, 2, 15));
   for (int axis = 0; axis < 3; ++axis) {
@@ -264,7 +265,7 @@ TEST(PositionServiceTest, GlmVideoAsSpansMatchesTheGoldenCase) {
     options { decode_steps: 3 }
   )pb");
   ASSERT_TRUE(spans.ok()) << spans.status();
-  const PositionResponse response = Handle(service, *spans);
+  const v1::PositionResponse response = Handle(service, *spans);
   std::vector<int64_t> shape;
   EXPECT_EQ(ArrayValues(response.position_ids()),
             OutputValues(c.outputs, "position_ids", &shape));
@@ -314,15 +315,15 @@ TEST(PositionServiceTest, Int32RefusesTooLargeValues) {
   )pb");
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_FALSE(service.Handle(*request).ok());
-  request->mutable_options()->set_output_type(PositionOptions::INT64);
+  request->mutable_options()->set_output_type(v1::PositionOptions::INT64);
   EXPECT_TRUE(service.Handle(*request).ok());
 }
 
 // Qwen3-Omni positions are float32 (29.333334 in this case): integer output is refused.
 TEST(PositionServiceTest, IntegerOutputRefusesFloatPositions) {
   const GoldenCase c = ReadGoldenCase("qwen3_omni", "case_018.json");
-  PositionRequest request = c.request;
-  request.mutable_options()->set_output_type(PositionOptions::INT64);
+  v1::PositionRequest request = c.request;
+  request.mutable_options()->set_output_type(v1::PositionOptions::INT64);
   auto response = MakeService(c.model).Handle(request);
   ASSERT_FALSE(response.ok());
   EXPECT_THAT(std::string(response.status().message()),
@@ -332,7 +333,7 @@ TEST(PositionServiceTest, IntegerOutputRefusesFloatPositions) {
 // cos/sin of float32 positions needs them integral.
 TEST(PositionServiceTest, CosSinRefusesFractionalPositions) {
   const GoldenCase c = ReadGoldenCase("qwen3_omni", "case_018.json");
-  PositionRequest request = c.request;
+  v1::PositionRequest request = c.request;
   request.mutable_options()->set_cos_sin(true);
   auto response = MakeService(c.model).Handle(request);
   ASSERT_FALSE(response.ok());
@@ -380,10 +381,10 @@ TEST(PositionServiceTest, CosSinFollowTheAxisMap) {
     SCOPED_TRACE(model);
     const GoldenCase c = ReadGoldenCase(model, "case_026.json");
     const PositionService service = MakeService(c.model);
-    PositionRequest request = c.request;
+    v1::PositionRequest request = c.request;
     request.mutable_options()->set_cos_sin(true);
-    request.mutable_options()->set_output_type(PositionOptions::INT32);
-    const PositionResponse response = Handle(service, request);
+    request.mutable_options()->set_output_type(v1::PositionOptions::INT32);
+    const v1::PositionResponse response = Handle(service, request);
     const int64_t l = response.position_ids().shape(2);
     ASSERT_THAT(response.cos().shape(), ElementsAre(1, l, 64));
     ASSERT_THAT(response.sin().shape(), ElementsAre(1, l, 64));
@@ -445,20 +446,20 @@ TEST(PositionServiceTest, ErrorsNameTheProblem) {
 // One service, 8 threads, mixed requests: every response equals the sequential one.
 TEST(PositionServiceTest, ConcurrentUseGivesSequentialResults) {
   const PositionService service = PresetService("qwen2_5_vl_hf");
-  std::vector<PositionRequest> requests;
+  std::vector<v1::PositionRequest> requests;
   for (const std::string& file : GoldenCaseFiles("qwen2_5_vl")) {
-    PositionRequest request = ReadGoldenCase("qwen2_5_vl", file).request;
-    PositionOptions& options = *request.mutable_options();
+    v1::PositionRequest request = ReadGoldenCase("qwen2_5_vl", file).request;
+    v1::PositionOptions& options = *request.mutable_options();
     switch (requests.size() % 5) {
       case 1:
-        options.set_layout(PositionOptions::PACKED);
+        options.set_layout(v1::PositionOptions::PACKED);
         break;
       case 2:
         options.set_window_begin(1);
         options.set_window_end(9);
         break;
       case 3:
-        options.set_output_type(PositionOptions::INT32);
+        options.set_output_type(v1::PositionOptions::INT32);
         options.set_decode_steps(4);
         break;
       case 4:
@@ -467,8 +468,9 @@ TEST(PositionServiceTest, ConcurrentUseGivesSequentialResults) {
     }
     requests.push_back(request);
   }
-  std::vector<PositionResponse> sequential;
-  for (const PositionRequest& request : requests) sequential.push_back(Handle(service, request));
+  std::vector<v1::PositionResponse> sequential;
+  for (const v1::PositionRequest& request : requests)
+    sequential.push_back(Handle(service, request));
 
   std::atomic<int> mismatches{0};
   std::atomic<int> calls{0};

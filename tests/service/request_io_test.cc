@@ -81,8 +81,8 @@ TEST(RequestIoTest, GoldenMetadataIsIgnoredAndSpanGridsMayBeTriples) {
   })");
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_EQ(request->inputs().input_ids(0).ids(0), 42);
-  const PromptSpan& span = request->sequences(0).spans(0);
-  EXPECT_EQ(span.kind(), PromptSpan::VIDEO);
+  const v1::PromptSpan& span = request->sequences(0).spans(0);
+  EXPECT_EQ(span.kind(), v1::PromptSpan::VIDEO);
   EXPECT_EQ(span.grid().t(), 2);
   EXPECT_EQ(span.grid().w(), 6);
   EXPECT_EQ(span.seconds_per_grid(), 0.5f);
@@ -240,13 +240,13 @@ TEST(RequestIoTest, VllmRequestsInBothForms) {
                        "data": {"video_grid_thw": [1, 2, 2], "second_per_grid_ts": 0.5}}],
       "evs": {"keep_masks": [[1]], "embed_dtype": "float32", "video_pruning_rate": 0.25}}})");
   ASSERT_TRUE(nested.ok()) << nested.status();
-  const VllmPrompt& v = nested->vllm();
+  const v1::VllmPrompt& v = nested->vllm();
   EXPECT_EQ(v.input_tokens_size(), 3);
-  EXPECT_EQ(v.mm_features(0).modality(), VllmFeature::VIDEO);
+  EXPECT_EQ(v.mm_features(0).modality(), v1::VllmFeature::VIDEO);
   EXPECT_EQ(v.mm_features(0).mm_position().offset(), 1);
   EXPECT_EQ(v.mm_features(0).data().video_grid_thw().w(), 2);
   EXPECT_EQ(v.mm_features(0).data().second_per_grid_ts(), 0.5f);
-  EXPECT_EQ(v.evs().embed_dtype(), VllmEvs::FLOAT32);
+  EXPECT_EQ(v.evs().embed_dtype(), v1::VllmEvs::FLOAT32);
   EXPECT_EQ(v.evs().video_pruning_rate(), 0.25);
   auto golden = PositionRequestFromJson(R"({"inputs": {"input_tokens": [1, 2, 3],
       "mm_features": [], "keep_masks": [[1]], "embed_dtype": "bfloat16"}})");
@@ -298,7 +298,7 @@ TEST(RequestIoTest, NumbersAreCheckedWithTheirPath) {
             "inputs.second_per_grid_ts[0]: expected a finite number, got 1e999");
   auto enum_number = PositionRequestFromJson(R"({"options": {"layout": 1, "decodeSteps": "3"}})");
   ASSERT_TRUE(enum_number.ok()) << enum_number.status();
-  EXPECT_EQ(enum_number->options().layout(), PositionOptions::PACKED);
+  EXPECT_EQ(enum_number->options().layout(), v1::PositionOptions::PACKED);
   EXPECT_EQ(enum_number->options().decode_steps(), 3);
 }
 

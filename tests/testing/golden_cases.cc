@@ -88,7 +88,7 @@ std::vector<double> OutputValues(const google::protobuf::Value& outputs, const s
   return values.ok() ? std::vector<double>(values->begin(), values->end()) : std::vector<double>();
 }
 
-std::vector<double> ArrayValues(const PositionArray& array) {
+std::vector<double> ArrayValues(const v1::PositionArray& array) {
   if (array.int64_values_size() > 0) {
     return std::vector<double>(array.int64_values().begin(), array.int64_values().end());
   }

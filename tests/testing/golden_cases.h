@@ -25,7 +25,7 @@ std::vector<std::string> GoldenCaseFiles(const std::string& key);
 struct GoldenCase {
   std::string path;
   ModelSpec model;          // the case's preset with its `config` values
-  PositionRequest request;  // the case file read as a request (its `inputs`)
+  v1::PositionRequest request;  // the case file read as a request (its `inputs`)
   Prompt prompt;            // the request's prompt (prompt.batch), for the C++ API
   google::protobuf::Value outputs;
 };
@@ -43,7 +43,7 @@ std::vector<double> OutputValues(const google::protobuf::Value& outputs, const s
                                  std::vector<int64_t>* shape);
 
 // The values of `array` as doubles, whichever of its value fields is used.
-std::vector<double> ArrayValues(const PositionArray& array);
+std::vector<double> ArrayValues(const v1::PositionArray& array);
 
 }  // namespace mrope::testing
 

@@ -27,10 +27,11 @@ inline PositionService PresetService(const std::string& name) {
 }
 
 // The response, or an empty one after a failed expectation.
-inline PositionResponse Handle(const PositionService& service, const PositionRequest& request) {
+inline v1::PositionResponse Handle(const PositionService& service,
+                                   const v1::PositionRequest& request) {
   auto response = service.Handle(request);
   EXPECT_TRUE(response.ok()) << response.status();
-  return response.ok() ? *response : PositionResponse();
+  return response.ok() ? *response : v1::PositionResponse();
 }
 
 }  // namespace mrope

@@ -37,7 +37,14 @@ def _cuda_objects_impl(ctx):
     dep_cc = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps])
     comp = dep_cc.compilation_context
 
-    args = _nvcc_flags(ctx.attr.gpu_archs, ctx.attr.ptx_arch, ctx.var["COMPILATION_MODE"] == "dbg")
+    # --define=mrope_cuda_archs=80,89,... and --define=mrope_ptx_arch=N replace every target's
+    # archs (tools/build_wheel.sh: the wheel's GPUs).
+    archs = ctx.var.get("mrope_cuda_archs", "")
+    args = _nvcc_flags(
+        archs.split(",") if archs else ctx.attr.gpu_archs,
+        ctx.var.get("mrope_ptx_arch", ctx.attr.ptx_arch),
+        ctx.var["COMPILATION_MODE"] == "dbg",
+    )
     # The root of the repository holding the target ("external/mrope" when another workspace
     # depends on mrope), source and generated: "kernels/..." includes resolve there.
     root = ctx.label.workspace_root

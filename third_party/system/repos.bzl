@@ -96,8 +96,24 @@ def _pkg_config_libs(rctx, module):
              (module, res.stderr.strip(), rctx.attr.apt_hint))
     return res.stdout.strip().split(" ")
 
+# $MROPE_STATIC_DEPS: the prefix of tools/build_static_deps.sh (headers, and libabsl.a and
+# libprotobuf.a built with -fPIC and hidden visibility). Set (tools/build_wheel.sh, in an output
+# base of its own), @com_google_absl and @com_google_protobuf link those archives instead of
+# Debian's shared libraries; the normal build, the sanitizers' included, never sets it.
+_STATIC_DEPS = "MROPE_STATIC_DEPS"
+
+def _static_deps_prefix(rctx):
+    prefix = rctx.os.environ.get(_STATIC_DEPS, "")
+    if not prefix:
+        return None
+    for f in ["include/absl/base/config.h", "lib/libabsl.a", "lib/libprotobuf.a"]:
+        if not rctx.path(prefix + "/" + f).exists:
+            fail("%s=%s: no %s there (make it with tools/build_static_deps.sh)" % (_STATIC_DEPS, prefix, f))
+    return prefix
+
 def _system_absl_impl(rctx):
-    inc = rctx.attr.include_dir + "/absl"
+    static = _static_deps_prefix(rctx)
+    inc = (static + "/include" if static else rctx.attr.include_dir) + "/absl"
     if not rctx.path(inc + "/base/config.h").exists:
         _fail_missing(rctx, inc)
 
@@ -108,7 +124,7 @@ def _system_absl_impl(rctx):
     packages = {}
     for label, module in _ABSL_TARGETS.items():
         pkg, name = label.split(":")
-        libs = [f for f in _pkg_config_libs(rctx, module) if f]
+        libs = [] if static else [f for f in _pkg_config_libs(rctx, module) if f]
         for f in libs:
             if f not in all_libs:
                 all_libs.append(f)
@@ -120,13 +136,20 @@ def _system_absl_impl(rctx):
             pkg + "/BUILD.bazel",
             'package(default_visibility = ["//visibility:public"])\n\n' + "\n".join(rules),
         )
+    if static:
+        # One archive of what mrope links (status, strings, str_format and their deps); every
+        # target depends on it through //:headers, and the linker takes only what is used.
+        rctx.symlink(static + "/lib/libabsl.a", "lib/libabsl.a")
+        headers_deps = '\n    srcs = ["lib/libabsl.a"],\n    linkopts = ["-pthread"],\n    linkstatic = True,'
+    else:
+        headers_deps = ""
     rctx.file("BUILD.bazel", """package(default_visibility = ["//visibility:public"])
 
-# All absl headers of the system install (Debian libabsl-dev).
+# All absl headers of the system install (Debian libabsl-dev), or of the static build.
 cc_library(
     name = "headers",
     hdrs = glob(["include/absl/**/*.h", "include/absl/**/*.inc"]),
-    includes = ["include"],
+    includes = ["include"],%s
 )
 
 # Everything at once (not an upstream label; for quick experiments).
@@ -135,15 +158,52 @@ cc_library(
     linkopts = %s,
     deps = [":headers"],
 )
-""" % repr(all_libs))
+""" % (headers_deps, repr(all_libs)))
 
 system_absl = repository_rule(
     implementation = _system_absl_impl,
     local = True,
-    environ = ["PKG_CONFIG_PATH"],
+    environ = ["PKG_CONFIG_PATH", _STATIC_DEPS],
     attrs = {
         "include_dir": attr.string(default = "/usr/include"),
         "apt_hint": attr.string(default = "libabsl-dev"),
+    },
+)
+
+# ---------------------------------------------------------------------------
+# protobuf (Debian libprotobuf-dev + protobuf-compiler 3.21.12, or the static build of the same
+# version: $MROPE_STATIC_DEPS above). protoc is always the system's.
+# ---------------------------------------------------------------------------
+def _system_protobuf_impl(rctx):
+    static = _static_deps_prefix(rctx)
+    include = (static + "/include" if static else "/usr/include") + "/google/protobuf"
+    for path in [include + "/message.h", "/usr/bin/protoc"]:
+        if not rctx.path(path).exists:
+            _fail_missing(rctx, path)
+    rctx.symlink(include, "include/google/protobuf")
+    rctx.symlink("/usr/bin/protoc", "bin/protoc")
+    if static:
+        rctx.symlink(static + "/lib/libprotobuf.a", "lib/libprotobuf.a")
+    rctx.file("link.bzl", "\n".join([
+        '"""How @com_google_protobuf//:protobuf links (third_party/system/repos.bzl)."""',
+        "PROTOBUF_SRCS = %s" % repr(["lib/libprotobuf.a"] if static else []),
+        "PROTOBUF_LINKOPTS = %s" % repr(["-pthread"] if static else ["-lprotobuf", "-pthread"]),
+        "PROTOBUF_LITE_LINKOPTS = %s" % repr(["-pthread"] if static else ["-lprotobuf-lite", "-pthread"]),
+        "",
+    ]))
+    rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
+    rctx.symlink(rctx.attr.build_file, "BUILD.bazel")
+    for label, dst in rctx.attr.files.items():
+        rctx.symlink(label, dst)
+
+system_protobuf = repository_rule(
+    implementation = _system_protobuf_impl,
+    local = True,
+    environ = [_STATIC_DEPS],
+    attrs = {
+        "build_file": attr.label(allow_single_file = True, mandatory = True),
+        "files": attr.label_keyed_string_dict(allow_files = True, doc = "extra files: label -> repo path"),
+        "apt_hint": attr.string(default = "libprotobuf-dev protobuf-compiler"),
     },
 )
 
@@ -261,19 +321,14 @@ def offline_dependencies():
         apt_hint = "libgtest-dev libgmock-dev",
     )
 
-    system_repo(
+    system_protobuf(
         name = "com_google_protobuf",
         build_file = Label("//third_party/system:protobuf.BUILD"),
-        symlinks = {
-            "include/google/protobuf": "/usr/include/google/protobuf",
-            "bin/protoc": "/usr/bin/protoc",
-        },
         files = {
             Label("//third_party/system:protobuf_bazel_cc_proto_library.bzl"): "bazel/cc_proto_library.bzl",
             Label("//third_party/system:protobuf_bazel_proto_library.bzl"): "bazel/proto_library.bzl",
             Label("//third_party/system:protobuf_bazel_BUILD"): "bazel/BUILD.bazel",
         },
-        apt_hint = "libprotobuf-dev protobuf-compiler",
     )
 
     system_repo(
