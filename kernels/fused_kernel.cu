@@ -215,10 +215,10 @@ __device__ __forceinline__ void StageSlots(const FusedParams& p, int64_t group_t
 // (kernels/BENCHMARKS.md, "Calibration"). With more than one, two blocks of up to 256 threads
 // must fit on an SM (at most 128 registers per thread); with one, no minimum (0: ptxas's choice,
 // 128 registers today; an explicit 1 lets it take 170-190).
-template <int kPasses>
-constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : 0;
 template <typename T, bool kVector, int kPasses>
-__global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<kPasses>)
+constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : (!kVector && sizeof(T) == 4) ? 1 : 0;
+template <typename T, bool kVector, int kPasses>
+__global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVector, kPasses>)
     FusedMropeKernel(const __grid_constant__ FusedParams p) {
   constexpr int kC = kChunk<T>;
   constexpr int kN = kMaxChunks<T>;
