@@ -214,11 +214,12 @@ __device__ __forceinline__ void StageSlots(const FusedParams& p, int64_t group_t
 // (FusedPassesInFlight): one pass keeps too few bytes in flight per SM to reach DRAM bandwidth
 // (kernels/BENCHMARKS.md, "Calibration"). With more than one, two blocks of up to 256 threads
 // must fit on an SM (at most 128 registers per thread); with one, no minimum (0: ptxas's choice,
-// 128 registers today; an explicit 1 lets it take 170-190).
-template <int kPasses>
-constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : 0;
+// 128 registers on sm_80/sm_90 today), but for the fp32 scalar kernel 1 block (167-181
+// registers): at its own choice of 128 sm_100's ptxas spilled it.
 template <typename T, bool kVector, int kPasses>
-__global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<kPasses>)
+constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : (!kVector && sizeof(T) == 4) ? 1 : 0;
+template <typename T, bool kVector, int kPasses>
+__global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVector, kPasses>)
     FusedMropeKernel(const __grid_constant__ FusedParams p) {
   constexpr int kC = kChunk<T>;
   constexpr int kN = kMaxChunks<T>;

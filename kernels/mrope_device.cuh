@@ -339,7 +339,10 @@ __device__ __forceinline__ void StagePairParameters(const RotaryParams& p, int n
 #pragma unroll
     for (int pair = 0; pair < kRotaryDim / 2; pair += 16) copy_sixteen_pairs(pair);
   } else {
-    // Rounded up to whole groups: both arrays hold kMaxRotaryPairs, a multiple of 16.
+    // Rounded up to whole groups: both arrays hold kMaxRotaryPairs, a multiple of 16. Not
+    // unrolled: nvcc's four-fold unrolling held 80 registers of loads at once and made the
+    // generic-rotary_dim kernels spill.
+#pragma unroll 1
     for (int pair = 0; pair < num_pairs; pair += 16) copy_sixteen_pairs(pair);
   }
 }

@@ -28,21 +28,31 @@ namespace kernel_internal {
 namespace {
 
 // Blocks of 256 threads that must fit on an SM together, which caps the registers per thread
-// (65536 / (blocks * 256), rounded down to the allocation unit) without spilling: 48 with one
-// load in flight per thread, 80 with kPassesInFlight (the no-spill minimum on sm_90).
-template <int kPasses>
-constexpr int kMinBlocksPerSm = kPasses == 1 ? 5 : 3;
+// (65536 / (blocks * 256), rounded down to the allocation unit) without spilling (checked for
+// sm_80, sm_90 and sm_100 by kernels/host_harness:resource_usage_test): 80 with
+// kPassesInFlight; 48 with one pass, but 64 for the one-pass vector kernels of a generic
+// rotary_dim (not 64, 128 or 256), which spilled at 48 on sm_90 and sm_100 (kernels/BENCHMARKS.md).
+template <int kVec, int kRotaryDim, int kPasses>
+constexpr int kMinBlocksPerSm = kPasses > 1 ? 3 : kVec > 1 && kRotaryDim == 0 ? 4 : 5;
 
 // The shared memory of one block. At namespace scope (legal CUDA: still one copy per block)
 // so that the host execution harness can place it where it poisons it at every block start:
 // GCC before 14 ignores the section attribute on static locals of templates (PR 88061).
 __shared__ RotationShared shared;
 
+// The rotary_dim StagePositions copies the pair parameters for: prefill kernels (kPasses > 1)
+// take the generic loop, one group of 16 pairs at a time, since the loads of kPasses heads
+// already hold 8 kPasses registers and the unrolled copy's 20 per group made sm_80 spill (a
+// prefill block's copy overlaps its position load); decode keeps the unrolled copy, its launch
+// being a chain of latencies.
+template <int kRotaryDim, int kPasses>
+constexpr int kStagedRotaryDim = kPasses == 1 ? kRotaryDim : 0;
+
 // kVec: elements per access (16 bytes, or 1 for the scalar path). kRotaryDim: compile-time
 // rotary_dim for the specialised kernels, 0 to read it from the parameters. kPasses: heads
 // whose loads a thread issues before the barriers (LaunchPlan::passes_in_flight).
 template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim, int kPasses>
-__global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kPasses>)
+__global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kVec, kRotaryDim, kPasses>)
     MropeKernel(const __grid_constant__ KernelParams p) {
   const int num_pairs = (kRotaryDim != 0 ? kRotaryDim : p.rotary_dim) / 2;
   const int unit = threadIdx.x;
@@ -71,8 +81,9 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kPasses>)
 
     // 2. Positions of each (token, axis) of the group; the first group also stages the pair
     //    parameters.
-    StagePositions<kRotaryDim>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs,
-                               tid, num_threads, /*stage_pairs=*/group == blockIdx.x, shared);
+    StagePositions<kStagedRotaryDim<kRotaryDim, kPasses>>(
+        p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs, tid, num_threads,
+        /*stage_pairs=*/group == blockIdx.x, shared);
     __syncthreads();
 
     // 3. cos/sin, slot tz * num_pairs + pair.

@@ -1,9 +1,10 @@
 #!/bin/bash
 # Builds gpu_bundle/ (git-ignored): the kernel tests and benchmark (-c opt; SASS for sm_80 and
-# sm_90 + compute_90 PTX, third_party/cuda/defs.bzl), the C ABI's test with libmrope_c.so,
-# mrope.cuda's Python files and device tests, every shared library they need except glibc's,
-# and run.sh, which runs the GPU check (kernels/BENCHMARKS.md, "The GPU check in one
-# command"). The GPU machine has no Bazel and another Linux, so the binaries find their
+# sm_90 + compute_90 PTX, third_party/cuda/defs.bzl), the access model's predictions
+# (predictions.tsv, from kernels/host_harness:resource_usage_test), the C ABI's test with
+# libmrope_c.so, mrope.cuda's Python files and device tests, every shared library they need
+# except glibc's, and run.sh, which runs the GPU check (kernels/BENCHMARKS.md, "The GPU check in
+# one command"). The GPU machine has no Bazel and another Linux, so the binaries find their
 # libraries in the bundle only (RUNPATH $ORIGIN/../lib), which this script checks with
 # `env -i ldd` before it ends.
 set -euo pipefail
@@ -20,6 +21,20 @@ binaries=(tests/kernels/mrope_kernel_test kernels/mrope_kernel_benchmark
 bazel build -c opt //tests/kernels:mrope_kernel_test //kernels:mrope_kernel_benchmark \
   //kernels:fused_kernel_benchmark //capi:mrope_c_device_test
 bazel_bin=$(bazel info -c opt bazel-bin)
+# The access model's predicted fraction of copy per kernel, shape and GPU (from nvcc's resource
+# usage; kernels/BENCHMARKS.md, "Calibration"): report.py shows it next to the measured one.
+bazel test -c opt //kernels/host_harness:resource_usage_test
+outputs=$(bazel info -c opt bazel-testlogs)/kernels/host_harness/resource_usage_test/test.outputs
+predictions=$(mktemp)
+python3 - "$outputs" "$predictions" <<'PY'
+import os, sys, zipfile
+outputs, dest = sys.argv[1:]
+if os.path.exists(os.path.join(outputs, "outputs.zip")):
+    data = zipfile.ZipFile(os.path.join(outputs, "outputs.zip")).read("predictions.tsv")
+else:
+    data = open(os.path.join(outputs, "predictions.tsv"), "rb").read()
+open(dest, "wb").write(data)
+PY
 bazel shutdown  # the server would otherwise idle for hours
 
 bundle=gpu_bundle
@@ -29,6 +44,7 @@ for b in "${binaries[@]}"; do
   cp -L "$bazel_bin/$b" "$bundle/bin/"
 done
 cp tools/gpu_bundle/run.sh tools/gpu_bundle/report.py tools/gpu_bundle/fused_report.py "$bundle/"
+mv "$predictions" "$bundle/predictions.tsv"
 # mrope.cuda's pure-Python files and its device tests; its library is lib/libmrope_c.so (the C
 # test's, copied below), so any python3 there runs them (the compiled extension is not needed).
 mkdir -p "$bundle/python/mrope" "$bundle/python/tests"

@@ -53,7 +53,7 @@ bool Coalesced(const mrope_host::SiteStats& s, bool misaligned) {
 }
 
 bool MovesTensors(const mrope_host::SiteStats& site) {
-  for (const char* name : {"qkv", "k_cache", "v_cache"}) {
+  for (const char* name : {"qkv", "q_out", "k_cache", "v_cache"}) {
     if (("," + site.buffers + ",").find(std::string(",") + name + ",") != std::string::npos) {
       return true;
     }
@@ -61,33 +61,63 @@ bool MovesTensors(const mrope_host::SiteStats& site) {
   return false;
 }
 
-// q, k and v of T tokens in one [T][Hq + 2 Hk][D] bf16 buffer (as the benchmarks slice them),
-// `offset` elements from its start (1: no 16-byte alignment, the scalar paths).
+const char* DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return "fp32";
+    case DType::kFloat16:
+      return "fp16";
+    case DType::kFloat8E4m3:
+      return "fp8";
+    default:
+      return "bf16";
+  }
+}
+
+// q, k and v of T tokens in one [T][Hq + 2 Hk][D] buffer of `dtype` (as the benchmarks slice
+// them), `offset` elements from its start (1: no 16-byte alignment, the scalar paths); values
+// near 1.
 struct Qkv {
-  Qkv(const ModelShape& m, int64_t tokens, int64_t offset)
-      : token_stride(int64_t{m.hq + 2 * m.hk} * kHeadDim),
-        buffer((tokens * token_stride + offset) * 2),
+  Qkv(const ModelShape& m, int64_t tokens, int64_t offset, DType dtype = DType::kBFloat16)
+      : dtype(dtype),
+        element_size(dtype == DType::kFloat32 ? 4 : 2),
+        token_stride(int64_t{m.hq + 2 * m.hk} * kHeadDim),
+        buffer((tokens * token_stride + offset) * element_size),
         positions(3 * tokens * sizeof(int64_t)),
         flag(sizeof(int)) {
-    std::vector<uint16_t> values((tokens * token_stride + offset));
-    for (size_t i = 0; i < values.size(); ++i) values[i] = 0x3F80 + (i * 7919) % 256;  // ~1..2
-    buffer.Upload(values.data(), values.size() * 2);
+    const size_t count = tokens * token_stride + offset;
+    if (element_size == 4) {
+      std::vector<float> values(count);
+      for (size_t i = 0; i < count; ++i) {
+        values[i] = 1.0f + static_cast<float>(i * 7919 % 256) / 256.0f;
+      }
+      buffer.Upload(values.data(), count * 4);
+    } else {
+      const bool fp16 = dtype == DType::kFloat16;
+      std::vector<uint16_t> values(count);
+      for (size_t i = 0; i < count; ++i) {
+        values[i] = fp16 ? 0x3C00 + (i * 7919) % 1024 : 0x3F80 + (i * 7919) % 256;
+      }
+      buffer.Upload(values.data(), count * 2);
+    }
     const std::vector<int64_t> host = bench_util::VideoPositions(tokens);
     positions.Upload(host.data(), host.size() * sizeof(int64_t));
     flag.Zero();
-    base = buffer.As<uint16_t>() + offset;
-    mrope_host::NameBuffer(buffer.data(), (tokens * token_stride + offset) * 2, "qkv");
+    base = buffer.As<char>() + offset * element_size;
+    mrope_host::NameBuffer(buffer.data(), count * element_size, "qkv");
     mrope_host::NameBuffer(positions.data(), 3 * tokens * sizeof(int64_t), "positions");
     mrope_host::NameBuffer(flag.data(), sizeof(int), "flag");
   }
   HeadsView View(const ModelShape& m, int64_t tokens, int first_head, int heads) const {
-    return {base + int64_t{first_head} * kHeadDim, DType::kBFloat16, tokens, heads, kHeadDim,
-            token_stride, kHeadDim};
+    return {base + int64_t{first_head} * kHeadDim * element_size, dtype, tokens, heads,
+            kHeadDim, token_stride, kHeadDim};
   }
 
+  DType dtype;
+  int element_size;
   int64_t token_stride;
   DeviceBuffer buffer, positions, flag;
-  uint16_t* base = nullptr;
+  char* base = nullptr;
 };
 
 mrope_host::AccessReport Record(const std::function<absl::Status()>& launch) {
@@ -112,11 +142,16 @@ PathReport RunMrope(const ModelShape& m, int64_t tokens, bool scalar, const char
   return r;
 }
 
-PathReport RunFused(const ModelShape& m, int64_t tokens, bool fp8, bool hnd) {
+// The fused kernel with q, k and v of `dtype`, a cache of that dtype or fp8 (then q is written
+// as fp8 to another buffer, q_out, too), NHD or HND.
+PathReport RunFused(const ModelShape& m, int64_t tokens, DType dtype, bool fp8, bool hnd) {
   const RotarySpec spec = bench_util::MakeSpec(m);
-  Qkv qkv(m, tokens, 0);
+  Qkv qkv(m, tokens, 0, dtype);
   const int64_t num_blocks = tokens / kBlockSize + 1;
-  const int64_t cache_bytes = num_blocks * kBlockSize * m.hk * kHeadDim * (fp8 ? 1 : 2);
+  const int64_t cache_bytes =
+      num_blocks * kBlockSize * m.hk * kHeadDim * (fp8 ? 1 : qkv.element_size);
+  const int64_t q_out_bytes = tokens * m.hq * kHeadDim;  // fp8
+  DeviceBuffer q_out(fp8 ? q_out_bytes : 1);
   DeviceBuffer k_cache(cache_bytes), v_cache(cache_bytes), slots(tokens * sizeof(int64_t)),
       weights(2 * kHeadDim * 2), scales(2 * sizeof(float));
   std::vector<int64_t> host_slots(tokens);
@@ -131,6 +166,7 @@ PathReport RunFused(const ModelShape& m, int64_t tokens, bool fp8, bool hnd) {
   mrope_host::NameBuffer(slots.data(), tokens * sizeof(int64_t), "slots");
   mrope_host::NameBuffer(weights.data(), 2 * kHeadDim * 2, "norm_weights");
   mrope_host::NameBuffer(scales.data(), sizeof(host_scales), "scales");
+  if (fp8) mrope_host::NameBuffer(q_out.data(), q_out_bytes, "q_out");
 
   FusedMropeArgs a;
   a.q = qkv.View(m, tokens, 0, m.hq);
@@ -141,7 +177,12 @@ PathReport RunFused(const ModelShape& m, int64_t tokens, bool fp8, bool hnd) {
   a.positions = {qkv.positions.data(), true, tokens, tokens};
   a.slot_mapping = slots.As<int64_t>();
   const int64_t head_row = int64_t{m.hk} * kHeadDim;
-  a.cache = {k_cache.data(), v_cache.data(), fp8 ? DType::kFloat8E4m3 : DType::kBFloat16,
+  if (fp8) {
+    a.q_out = {q_out.data(), DType::kFloat8E4m3, tokens, m.hq, kHeadDim,
+               int64_t{m.hq} * kHeadDim, kHeadDim};
+    a.q_scale = scales.As<float>();
+  }
+  a.cache = {k_cache.data(), v_cache.data(), fp8 ? DType::kFloat8E4m3 : dtype,
              num_blocks,     kBlockSize,     m.hk,
              kHeadDim,       kBlockSize * head_row,
              hnd ? kHeadDim : head_row,
@@ -149,7 +190,8 @@ PathReport RunFused(const ModelShape& m, int64_t tokens, bool fp8, bool hnd) {
   a.cache.k_scale = scales.As<float>();
   a.cache.v_scale = scales.As<float>() + 1;
   a.error_flag = qkv.flag.As<int>();
-  PathReport r{std::string("fused ") + (fp8 ? "fp8" : "bf16") + (hnd ? " HND" : " NHD") +
+  PathReport r{std::string("fused ") + DTypeName(dtype) + " qkv, " +
+                   (fp8 ? "fp8 q out and cache" : "cache") + (hnd ? " HND" : " NHD") +
                    ", " + m.name + ", T = " + std::to_string(tokens),
                Record([&] { return LaunchFusedMropeKernel(spec, a, nullptr); })};
   mrope_host::ForgetBuffers();
@@ -164,11 +206,18 @@ std::vector<PathReport> RunAllPaths() {
     paths.push_back(RunMrope(m, 1, false, "in-place decode"));
     paths.push_back(RunMrope(m, 16, false, "in-place decode"));
   }
+  // Every input dtype, cache dtype (the input's or fp8) and cache layout; fp16 and fp32 on
+  // one shape (fp16's accesses are bf16's).
   for (const ModelShape& m : {bench_util::kQwen3Vl8B, bench_util::kQwen25Vl7B}) {
-    for (const bool fp8 : {false, true}) {
-      for (const bool hnd : {false, true}) {
-        for (const int64_t tokens : {kPrefillTokens, int64_t{1}}) {
-          paths.push_back(RunFused(m, tokens, fp8, hnd));
+    for (const DType dtype : {DType::kBFloat16, DType::kFloat16, DType::kFloat32}) {
+      if (dtype != DType::kBFloat16 && std::string(m.name) != bench_util::kQwen3Vl8B.name) {
+        continue;
+      }
+      for (const bool fp8 : {false, true}) {
+        for (const bool hnd : {false, true}) {
+          for (const int64_t tokens : {kPrefillTokens, int64_t{1}}) {
+            paths.push_back(RunFused(m, tokens, dtype, fp8, hnd));
+          }
         }
       }
     }

@@ -74,21 +74,27 @@ def _cell(rows, key, counter, digits):
     return "-" if b is None or counter not in b else "%.*f" % (digits, float(b[counter]))
 
 
-def tables(rows):
-    """The fused rows by (model, cache, T), then the graph rows, then the unfused steps."""
+def tables(rows, predicted=None):
+    """The fused rows by (model, cache, T), then the graph rows, then the unfused steps. With
+    `predicted` ({(model, T): %}: the access model's bf16 prediction, for every cache format),
+    the predicted fraction of copy next to the measured one."""
     keys = sorted({(m, c, t) for (v, m, c, t) in rows if v == "fused"},
                   key=lambda k: (k[0], k[1], k[2]))
     lines = ["Launched on a stream; GB/s counts the compulsory bytes (q, k, v read; q and the "
              "cache written); % of a copy of the same traffic:", "",
              "| model | cache | T | copy µs | unfused µs | fused µs | fused GB/s "
-             "| fused % of copy | fused x vs unfused |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| fused % of copy | fused x vs unfused |" +
+             (" fused predicted % (model) |" if predicted is not None else ""),
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" +
+             (" ---: |" if predicted is not None else "")]
     for m, c, t in keys:
         cells = [m, c, str(t)] + [_cell(rows, (v, m, c, t), "us", 2)
                                   for v in ("copy", "unfused", "fused")]
         cells += [_cell(rows, ("fused", m, c, t), "GB_per_s", 1),
                   _cell(rows, ("fused", m, c, t), "pct_of_copy", 1),
                   _cell(rows, ("fused", m, c, t), "x_vs_unfused", 2)]
+        if predicted is not None:
+            cells.append("-" if (m, t) not in predicted else "%.1f" % predicted[(m, t)])
         lines.append("| " + " | ".join(cells) + " |")
     graph = sorted({(m, c, t) for (v, m, c, t) in rows if v == "fused_graph"})
     if graph:

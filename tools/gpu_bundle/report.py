@@ -4,7 +4,9 @@ it runs on the GPU machine, which has python3 but no packages.
 
 Usage: report.py BUNDLE_DIR STATE_DIR OUT_DIR
 
-Reads BUNDLE_DIR/VERSION (key=value: how the bundle was built), STATE_DIR/meta.tsv
+Reads BUNDLE_DIR/VERSION (key=value: how the bundle was built), BUNDLE_DIR/predictions.tsv
+(the access model's predicted fraction of copy per kernel, model, T and GPU, from
+kernels/host_harness:resource_usage_test; shown next to the measured one), STATE_DIR/meta.tsv
 (key<TAB>value: the machine), STATE_DIR/steps.tsv (one line per finished step:
 name<TAB>exit code<TAB>detail) and, in OUT_DIR, tests.xml (gtest), benchmark.json and
 fused_benchmark.json (Google Benchmark; the fused kernel's part is fused_report.py). run.sh
@@ -88,6 +90,21 @@ def benchmark_results(path):
     return fused_report.read_rows(path, NAME)
 
 
+def read_predictions(path, device):
+    """{(kernel, model, T): predicted %} for the GPU `device` names (H100 or H200), from
+    predictions.tsv (kernel<TAB>model<TAB>T<TAB>GPU<TAB>%); {} for another GPU or no file."""
+    gpu = "H200" if "H200" in (device or "") else "H100 SXM" if "H100" in (device or "") else None
+    found = {}
+    if gpu is None or not os.path.exists(path):
+        return found
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) == 5 and fields[3] == gpu:
+                found[(fields[0], fields[1], int(fields[2]))] = float(fields[4])
+    return found
+
+
 def fmt(value, digits):
     return "-" if value is None else "%.*f" % (digits, value)
 
@@ -129,15 +146,18 @@ def target_lines(rows):
     return lines, ok
 
 
-def benchmark_table(rows, variants):
+def benchmark_table(rows, variants, predicted=None):
     """One row per (model, T) with a result of `variants[0]`: µs of each variant, GB/s of the
-    second and % of copy of all but the first (the copy itself)."""
+    second and % of copy of all but the first (the copy itself); with `predicted` ({(model, T):
+    %}), the model's prediction for the second next to its measured % of copy."""
     models = []
     for _, model, _ in sorted(rows, key=lambda k: k[2]):
         if model not in models:
             models.append(model)
     columns = (["model", "T"] + ["%s µs" % v for v in variants] + ["%s GB/s" % variants[1]] +
                ["%s %% of copy" % v for v in variants[1:]])
+    if predicted is not None:
+        columns.append("%s predicted %% (model)" % variants[1])
     lines = ["| " + " | ".join(columns) + " |",
              "| --- |" + " ---: |" * (len(columns) - 1)]
     for model in models:
@@ -146,6 +166,8 @@ def benchmark_table(rows, variants):
             cells += [fmt(counter(rows, v, model, t, "us"), 2) for v in variants]
             cells.append(fmt(counter(rows, variants[1], model, t, "GB_per_s"), 1))
             cells += [fmt(counter(rows, v, model, t, "pct_of_copy"), 1) for v in variants[1:]]
+            if predicted is not None:
+                cells.append(fmt(predicted.get((model, t)), 1))
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -174,6 +196,8 @@ def main(bundle_dir, state_dir, out_dir):
     bench = benchmark_results(os.path.join(out_dir, "benchmark.json"))
     fused = fused_report.results(os.path.join(out_dir, "fused_benchmark.json"))
     no_device = meta.get("no_device")
+    device = meta.get("device") or (bench[2].get("device") if bench else None)
+    predicted = read_predictions(os.path.join(bundle_dir, "predictions.tsv"), device)
 
     build = [
         ("commit", "%s (%s)" % (version.get("commit", "?"), version.get("tree", "?"))),
@@ -184,7 +208,7 @@ def main(bundle_dir, state_dir, out_dir):
         header = [("device", "none")] + build
     else:
         header = [
-            ("device", meta.get("device") or (bench[2].get("device") if bench else None) or "?"),
+            ("device", device or "?"),
             ("driver", "%s (supports CUDA %s)" % (meta.get("driver", "?"),
                                                   meta.get("driver_cuda") or "?")),
             ("compute-sanitizer", meta.get("sanitizer", "not found")),
@@ -242,13 +266,15 @@ def main(bundle_dir, state_dir, out_dir):
         lines += ["", "## Benchmark", "",
                   "Per call; GB/s counts 2 x the q+k bytes (read + write); % of copy = copy time / "
                   "time x 100.", "", "Launched on a stream:", ""]
-        lines += benchmark_table(bench[0], STREAM_VARIANTS)
+        lines += benchmark_table(bench[0], STREAM_VARIANTS, {
+            (m, t): pct for (k, m, t), pct in predicted.items() if k == "mrope"} or None)
         if any(v == GRAPH_VARIANTS[0] for v, _, _ in bench[0]):
             lines += ["", "Replayed from a CUDA graph (time on the GPU, without the host's "
                       "launch cost; % of the graph-replayed copy):", ""]
             lines += benchmark_table(bench[0], GRAPH_VARIANTS)
     if fused and fused[0]:
-        lines += ["", "## Fused kernel benchmark", ""] + fused_report.tables(fused[0])
+        lines += ["", "## Fused kernel benchmark", ""] + fused_report.tables(fused[0], {
+            (m, t): pct for (k, m, t), pct in predicted.items() if k == "fused"} or None)
     lines += ["", "Logs next to this report: tests.log, sanitizers.log, benchmark.log, "
               "fused_benchmark.log, c_abi.log, python_cuda.log; raw: tests.xml, benchmark.json, "
               "fused_benchmark.json."]

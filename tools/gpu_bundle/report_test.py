@@ -88,7 +88,7 @@ def gtest_xml(passed=3, skipped=0, failed=0):
 class ReportTest(unittest.TestCase):
 
     def run_report(self, steps=STEPS, meta="device\tNVIDIA H100 80GB HBM3\ndriver\t570.86\n",
-                   xml=None, bench=None, fused=None):
+                   xml=None, bench=None, fused=None, predictions=None):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         root = tmp.name
@@ -104,6 +104,9 @@ class ReportTest(unittest.TestCase):
             json.dump(bench if bench is not None else benchmark_json(good_times), f)
         with open(os.path.join(root, "fused_benchmark.json"), "w") as f:
             json.dump(fused if fused is not None else fused_json(good_fused_times), f)
+        if predictions is not None:
+            with open(os.path.join(root, "predictions.tsv"), "w") as f:
+                f.write(predictions)
         rc = report.main(root, root, root)
         with open(os.path.join(root, "report.md"), encoding="utf-8") as f:
             return rc, f.read()
@@ -152,6 +155,28 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("- fused >= 1.8x faster than the unfused chain at T >= 4096: **FAIL**, "
                       "lowest 1.22x", md)
+
+    def test_predicted_fractions_next_to_the_measured_ones(self):
+        predictions = ("mrope\tQwen2-VL-7B\t8192\tH100 SXM\t86.2\n"
+                       "mrope\tQwen2-VL-7B\t8192\tH200\t81.0\n"
+                       "fused\tQwen3-VL-8B\t4096\tH100 SXM\t94.0\n"
+                       "fused\tQwen3-VL-8B\t4096\tH200\t93.0\n")
+        rc, md = self.run_report(predictions=predictions)
+        self.assertEqual(rc, 0)
+        self.assertIn("| mrope % of copy | mrope_table % of copy | eager % of copy "
+                      "| mrope predicted % (model) |", md)
+        self.assertIn("| Qwen2-VL-7B | 8192 | 400.00 | 420.00 | 416.00 | 3600.00 | 19504.8 "
+                      "| 95.2 | 96.2 | 11.1 | 86.2 |", md)
+        self.assertIn("| Qwen2-VL-7B | 16 | 2.00 | 2.10 | 2.08 | 18.00 | 7619.0 | 95.2 | 96.2 "
+                      "| 11.1 | - |", md)
+        self.assertIn("| Qwen3-VL-8B | fp8_HND | 4096 | 100.00 | 220.00 | 105.00 | 3901.0 | 95.2 "
+                      "| 2.10 | 94.0 |", md)
+        # The H200's figures on an H200; no column for a GPU without predictions.
+        rc, md = self.run_report(predictions=predictions, meta="device\tNVIDIA H200\n")
+        self.assertIn("| 95.2 | 96.2 | 11.1 | 81.0 |", md)
+        self.assertIn("| 2.10 | 93.0 |", md)
+        rc, md = self.run_report(predictions=predictions, meta="device\tNVIDIA A100-SXM4\n")
+        self.assertNotIn("predicted", md)
 
     def test_missed_targets_fail_the_run(self):
         def slow(variant, model, tokens):
