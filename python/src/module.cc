@@ -530,6 +530,14 @@ void DefineModule(py::module_& m) {
         "The preset names Model.from_config accepts: every model family and its variants "
         "(e.g. 'qwen2_5_vl_hf', 'qwen2_5_vl_vllm'), in the family table's order.");
 
+  m.def(
+      "preset_position_keys",
+      [](const std::string& preset) { return ValueOrThrow(PresetPositionKeys(preset)); },
+      "preset"_a,
+      "The position keys Model.from_config(preset, overrides) takes: the family's token ids, "
+      "merge and time scales (as a checkpoint's config.json names them), video_time_rounding "
+      "where the family reads it (mrope/service/preset_overrides.h).");
+
   py::class_<Plan>(m, "Plan",
                    "The planned positions of a prompt: windows, decode steps and cos/sin of it "
                    "without planning again.")
