@@ -57,10 +57,12 @@ def build(extension, version, out_dir, c_library=None):
     tag = wheel_tag()
     dist_info = f"mrope-{version}.dist-info"
     files = {}
-    for name in sorted(os.listdir(PACKAGE_DIR)):
-        if name.endswith(".py"):
-            with open(os.path.join(PACKAGE_DIR, name), "rb") as f:
-                files[f"mrope/{name}"] = f.read()
+    for folder, dirs, names in os.walk(PACKAGE_DIR):  # the package and its subpackages
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(n for n in names if n.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                files["mrope/" + os.path.relpath(path, PACKAGE_DIR).replace(os.sep, "/")] = f.read()
     with open(extension, "rb") as f:
         files["mrope/_mrope" + sysconfig.get_config_var("EXT_SUFFIX")] = f.read()
     if c_library is not None:
