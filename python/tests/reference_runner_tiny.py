@@ -57,13 +57,13 @@ def _inner(model, family):
 def _counted_enable(target=None):
     """enable(target), with every mrope.Model it makes counted; the counter list."""
     made = []
-    original = mrope_hf.mrope_model
+    original = mrope_hf._mrope_model
 
     def counted(*args, **kwargs):
         made.append(_Counting(original(*args, **kwargs)))
         return made[-1]
-    mrope_hf.mrope_model = counted
-    return made, lambda: setattr(mrope_hf, "mrope_model", original)
+    mrope_hf._mrope_model = counted
+    return made, lambda: setattr(mrope_hf, "_mrope_model", original)
 
 
 def run_family(family, request, steps, report):

@@ -3,26 +3,29 @@ models take their position ids from mrope, with no other code change::
 
     import mrope.integrations.transformers as mrope_hf
 
-    mrope_hf.enable()       # every covered model class; or enable(model): that instance only
-    model.generate(**inputs)  # positions (prefill, and the deltas decode adds) come from mrope
-    mrope_hf.disable()      # transformers' own methods again
+    mrope_hf.enable()         # every covered model class; enable(model): that instance only
+    model.generate(**inputs)  # prefill positions and the deltas decode adds come from mrope
+    mrope_hf.disable()        # transformers' own methods again
 
 What it replaces: ``get_rope_index`` of the classes in ``FAMILIES`` (the ``*Model`` of
-Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5 and GLM-4.1V; the Qwen2.5-Omni thinker), with mrope's
-under the convention that reproduces the installed release exactly (``preset_for``), built from
-the model's own config (its token ids, merge size and time scales). transformers' callers are
+Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5 and GLM-4.1V; the Qwen2.5-Omni thinker) by mrope's,
+built from each model's own config (its token ids, merge size and time scales) under the
+convention that reproduces the release exactly (``preset_for``). transformers' callers are
 unchanged: forward() and generate() call it and derive the decode positions from its result as
 before. The text rotary module (cos/sin) stays transformers' own.
 
-Nothing here raises at enable() time for what mrope does not cover: a family without an exact
-convention for the installed release, a model with no covered class, a transformers release
-outside the verified range: one warning names it and that code stays transformers' own.
+``enable()`` never raises for what mrope does not cover (a family without an exact convention
+for the release, a model with no covered class, a release outside 4.57-5.23, a config mrope
+cannot read): one ``MropeTransformersWarning`` names it and that code stays transformers' own.
+Importing this module imports no transformers; enable() does.
 """
-import importlib
-import inspect
-import types
-import warnings
-import weakref
+import importlib as _importlib
+import inspect as _inspect
+import types as _types
+import warnings as _warnings
+import weakref as _weakref
+
+__all__ = ["enable", "disable", "use", "preset_for", "FAMILIES", "MropeTransformersWarning"]
 
 # mrope family: (module under transformers.models, the class whose get_rope_index computes the
 # positions).
@@ -36,17 +39,17 @@ FAMILIES = {
                      "Qwen2_5OmniThinkerForConditionalGeneration"),
 }
 
-# The releases whose get_rope_index preset_for's presets were checked against (golden files and
-# the differential tests of python/tests/test_reference_transformers.py); the ones between are
-# taken to behave as their neighbours.
-VERIFIED = "4.57.6, 5.2.0, 5.15.0 and 5.23.0"
-SUPPORTED_RANGE = ((4, 57), (5, 24))  # [first, end)
+# The releases preset_for's presets were checked against (golden files; the differential and
+# tiny-model tests, python/tests/test_reference_*.py); the ones between are taken to behave as
+# their neighbours.
+_VERIFIED = "4.57.6, 5.2.0, 5.15.0 and 5.23.0"
+_RANGE = ((4, 57), (5, 24))  # [first, end)
 
 # GLM-4.1V's bracketed video frames are <|image|> tokens: mrope refuses mm_token_type_ids' video
 # runs there (python/tests/reference_differences.py), so it reads the token ids alone.
 _NO_TOKEN_TYPES = ("glm4v",)
 
-_WARNING = "mrope.integrations.transformers"
+_NAME = "mrope.integrations.transformers"
 
 
 class MropeTransformersWarning(UserWarning):
@@ -57,35 +60,35 @@ def _version(text):
     return tuple(int(part) for part in text.split("+")[0].split(".")[:3] if part.isdigit())
 
 
-def installed_version():
-    """The installed transformers' version, as a tuple."""
+def _installed_version():
     import transformers  # pylint: disable=import-outside-toplevel
     return _version(transformers.__version__)
 
 
 def preset_for(family, convention="installed"):
     """(preset, overrides) of mrope reproducing get_rope_index of `family` in the transformers
-    release `convention` names ("installed", or "transformers==X.Y.Z"), or (None, why).
+    release `convention` names ("installed", or "transformers==X.Y.Z"), or (None, why not).
 
-    Today's conventions, by release (until the model layer resolves conventions by release,
-    this is the one place that maps them): hf_v4 up to 4.x, hf_v5_2 for 5.0-5.2 (and the Omni
-    thinker, whose get_rope_index reads no mm_token_type_ids, after), hf_v5 from 5.3 with
+    Today's conventions by release (this is the one place that maps them until mrope's model
+    layer resolves conventions by release): hf_v4 for 4.57, hf_v5_2 for 5.0-5.2 (and for the
+    Omni thinker after: its get_rope_index reads no mm_token_type_ids), hf_v5 from 5.3, with
     Qwen2.5-VL's scaled video time from 5.18 (transformers PR #48669). GLM-4.1V and Qwen3.5 have
-    no convention for 5.3+ (python/tests/reference_differences.py).
+    none for 5.3+ (python/tests/reference_differences.py). Raises ValueError for another
+    `convention` string.
     """
     if convention == "installed":
-        version = installed_version()
+        version = _installed_version()
     elif isinstance(convention, str) and convention.startswith("transformers=="):
         version = _version(convention[len("transformers=="):])
     else:
         raise ValueError(f"convention must be 'installed' or 'transformers==X.Y.Z', got "
                          f"{convention!r}")
-    if family not in FAMILIES:
-        return None, f"{family} is not a family the transformers integration covers"
     release = ".".join(map(str, version))
-    if not SUPPORTED_RANGE[0] <= version < SUPPORTED_RANGE[1]:
+    if family not in FAMILIES:
+        return None, f"{family}: not a family {_NAME} covers ({', '.join(FAMILIES)})"
+    if not _RANGE[0] <= version < _RANGE[1]:
         return None, (f"transformers {release} is outside the releases mrope reproduces "
-                      f"(4.57 to 5.23; verified: {VERIFIED})")
+                      f"(4.57 to 5.23; verified: {_VERIFIED})")
     if version < (5, 0):
         return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family), {}
     if version < (5, 3) or family == "qwen2_5_omni":
@@ -111,9 +114,9 @@ def _config_value(config, key):
     return None
 
 
-def mrope_model(family, config, convention="installed"):
-    """The mrope.Model for a transformers model of `family` with `config` (its token ids, merge
-    size and time scales), under preset_for's convention; None when there is none."""
+def _mrope_model(family, config, convention):
+    """The mrope.Model for a transformers model of `family` with `config`, under preset_for's
+    convention (None where there is none); ValueError where mrope refuses the config's values."""
     import mrope  # pylint: disable=import-outside-toplevel
     from mrope import _mrope  # pylint: disable=import-outside-toplevel
     preset, overrides = preset_for(family, convention)
@@ -126,19 +129,19 @@ def mrope_model(family, config, convention="installed"):
     return mrope.Model.from_config(preset, overrides=overrides)
 
 
-# What enable() replaced: {class: its own get_rope_index} and the patched instances' families.
+# What enable() replaced: {class: its own get_rope_index, None where inherited}, the patched
+# instances, and each patched module's mrope.Model (False: mrope refused its config).
 _CLASS_ORIGINALS = {}
-_INSTANCES = weakref.WeakSet()
-# Each patched module's mrope.Model, made on its first call.
-_MODELS = weakref.WeakKeyDictionary()
+_INSTANCES = _weakref.WeakSet()
+_MODELS = _weakref.WeakKeyDictionary()
 
 
 def _replacement(family, original, model_for):
     """get_rope_index of `family` computed by the mrope.Model `model_for(self)` gives;
     transformers' `original` where it gives none or no token ids came (inputs_embeds only)."""
-    signature = inspect.signature(original)
+    signature = _inspect.signature(original)
     var_keyword = [p.name for p in signature.parameters.values()
-                   if p.kind is inspect.Parameter.VAR_KEYWORD]
+                   if p.kind is _inspect.Parameter.VAR_KEYWORD]
 
     def get_rope_index(self, *args, **kwargs):
         arguments = signature.bind(self, *args, **kwargs).arguments
@@ -154,19 +157,19 @@ def _replacement(family, original, model_for):
         named = {k: v for k, v in given.items() if k in accepted and v is not None}
         return model.get_rope_index(arguments["input_ids"], **named)
 
-    get_rope_index.__doc__ = f"mrope's get_rope_index ({_WARNING})."
+    get_rope_index.__doc__ = f"mrope's get_rope_index ({_NAME})."
     get_rope_index.mrope_original = original
     return get_rope_index
 
 
 def _cached_model(family, convention):
     """model_for of enable(): each module's mrope.Model from its config, made on first use;
-    None (after one warning) where mrope cannot read the config."""
+    None (after one warning) where mrope refuses the config."""
     def model_for(module):
         model = _MODELS.get(module)
         if model is None:
             try:
-                model = mrope_model(family, module.config, convention)
+                model = _mrope_model(family, module.config, convention)
             except ValueError as error:
                 _warn(f"{type(module).__name__} left to transformers: {error}")
             model = _MODELS[module] = model or False
@@ -178,16 +181,32 @@ def _patch_instance(module, family, model_for):
     if "get_rope_index" not in module.__dict__:
         original = type(module).get_rope_index
         original = getattr(original, "mrope_original", original)
-        module.get_rope_index = types.MethodType(_replacement(family, original, model_for),
-                                                 module)
+        module.get_rope_index = _types.MethodType(_replacement(family, original, model_for),
+                                                  module)
         _INSTANCES.add(module)
+
+
+def _classes():
+    """{family: the installed transformers' class, or None where it has no such model}."""
+    classes = {}
+    for family, (module, name) in FAMILIES.items():
+        try:
+            classes[family] = getattr(
+                _importlib.import_module("transformers.models." + module), name)
+        except (ImportError, AttributeError):
+            classes[family] = None
+    return classes
+
+
+def _warn(message):
+    _warnings.warn(f"{_NAME}: {message}", MropeTransformersWarning, stacklevel=3)
 
 
 def use(module, model):
     """Makes `module` (an instance of a class in FAMILIES, e.g. ``hf_model.model``) compute its
-    positions with `model`, an mrope.Model of any preset and overrides: enable(module) with a
-    convention of your choosing. disable(module) undoes it. Raises ValueError when `module`'s
-    class is not one of FAMILIES' or `model` is of another family."""
+    positions with `model`, an mrope.Model of any preset and overrides. disable(module) undoes
+    it. Raises ValueError when `module`'s class is not one of FAMILIES' or `model` is of
+    another family."""
     classes = {cls: family for family, cls in _classes().items() if cls is not None}
     family = classes.get(type(module))
     if family is None:
@@ -197,22 +216,6 @@ def use(module, model):
         raise ValueError(f"{type(module).__name__} is {family}; the mrope.Model is "
                          f"{model.family}")
     _patch_instance(module, family, lambda _: model)
-
-
-def _classes():
-    """{family: the installed transformers' class, or None where it has no such model}."""
-    classes = {}
-    for family, (module, name) in FAMILIES.items():
-        try:
-            classes[family] = getattr(importlib.import_module("transformers.models." + module),
-                                      name)
-        except (ImportError, AttributeError):
-            classes[family] = None
-    return classes
-
-
-def _warn(message):
-    warnings.warn(f"{_WARNING}: {message}", MropeTransformersWarning, stacklevel=3)
 
 
 def enable(model=None, convention="installed"):
@@ -229,7 +232,7 @@ def enable(model=None, convention="installed"):
         MropeTransformersWarning; nothing raises for it.
     """
     try:
-        installed_version()
+        _installed_version()
     except ImportError as error:
         _warn(f"nothing replaced: {error}")
         return ()
@@ -244,7 +247,7 @@ def enable(model=None, convention="installed"):
                 skipped.append(why)
                 continue
             if cls not in _CLASS_ORIGINALS:
-                _CLASS_ORIGINALS[cls] = cls.__dict__.get("get_rope_index")  # None: inherited
+                _CLASS_ORIGINALS[cls] = cls.__dict__.get("get_rope_index")
                 cls.get_rope_index = _replacement(family, cls.get_rope_index,
                                                   _cached_model(family, convention))
             replaced.append(family)
@@ -260,20 +263,19 @@ def enable(model=None, convention="installed"):
                 skipped.append(why)
                 continue
             model_for = _cached_model(family, convention)
-            if model_for(module) is not None:  # made now: a config mrope cannot read warns here
+            if model_for(module) is not None:  # made now: a refused config warns here
                 _patch_instance(module, family, model_for)
                 replaced.append(family)
         if not found:
             skipped.append(f"{type(model).__name__} holds no model class mrope covers "
                            f"({', '.join(FAMILIES)})")
     if skipped:
-        _warn("left to transformers: " + "; ".join(skipped))
+        _warn("left to transformers: " + "; ".join(dict.fromkeys(skipped)))
     return tuple(dict.fromkeys(replaced))
 
 
 def disable(model=None):
-    """Undoes enable(model) (model None: enable() of the classes): transformers' own methods
-    again."""
+    """Undoes enable(model) or use(model) (model None: enable() of the classes)."""
     if model is None:
         for cls, original in _CLASS_ORIGINALS.items():
             if original is None:
