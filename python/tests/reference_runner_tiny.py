@@ -77,8 +77,8 @@ def run_family(family, request, steps, report):
         tokens, logits = _generate(model, kwargs, steps)
         variants = {}
 
-        def record(name, counters, run=lambda: _generate(model, kwargs, steps)):
-            their_tokens, their_logits = run()
+        def record(name, counters):
+            their_tokens, their_logits = _generate(model, kwargs, steps)
             variants[name] = {"tokens": their_tokens.numpy(),
                               "logits_diff": float((their_logits - logits).abs().max()),
                               "mrope_calls": sum(c.calls for c in counters)}
