@@ -169,6 +169,15 @@ absl::StatusOr<std::optional<std::string>> IneffectiveRopeKey(
 
 }  // namespace
 
+absl::StatusOr<std::vector<std::string>> PresetPositionKeys(absl::string_view preset) {
+  MROPE_ASSIGN_OR_RETURN(const ModelSpec spec, PresetModelSpec(preset));
+  std::vector<std::string> names;
+  for (const OverrideKey& key : OverrideKeys(spec.positions)) {
+    if (key.set_position != nullptr) names.push_back(key.name);
+  }
+  return names;
+}
+
 absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
                                                        const Value& overrides,
                                                        absl::string_view what) {

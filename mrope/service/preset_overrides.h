@@ -31,6 +31,9 @@
 // Every other key, a document that is not an object, a null, a wrong type or an invalid value
 // is InvalidArgument naming the key (unknown and ineffective keys: listing the preset's keys).
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
@@ -46,6 +49,11 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
 // The same with the overrides as JSON text.
 absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
                                                        absl::string_view overrides_json);
+
+// The position keys `preset` takes, in the header's order: the ones a checkpoint's config.json
+// gives (token ids, merge and time scales) and video_time_rounding where the family reads it.
+// An unknown preset is PresetConfig's error.
+absl::StatusOr<std::vector<std::string>> PresetPositionKeys(absl::string_view preset);
 
 }  // namespace mrope
 

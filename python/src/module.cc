@@ -564,6 +564,13 @@ void DefineModule(py::module_& m) {
         return out;
       },
       "Every (family, convention) of mrope/model/conventions.h's table, in its order.");
+  m.def(
+      "preset_position_keys",
+      [](const std::string& preset) { return ValueOrThrow(PresetPositionKeys(preset)); },
+      "preset"_a,
+      "The position keys Model.from_config(preset, overrides) takes: the family's token ids, "
+      "merge and time scales (as a checkpoint's config.json names them), video_time_rounding "
+      "where the family reads it (mrope/service/preset_overrides.h).");
 
   py::class_<Plan>(m, "Plan",
                    "The planned positions of a prompt: windows, decode steps and cos/sin of it "

@@ -30,11 +30,15 @@ def env_dir():
         check=True, capture_output=True, text=True).stdout.strip()
 
 
-def run(runner, target, request):
+def run(runner, target, request, with_mrope=False):
     """Runs python/tests/`runner` in the environment's python with directory `target` (or
-    none: the venv's own packages) first on sys.path; `request` in, its response out."""
-    env = dict(os.environ,
-               PYTHONPATH=os.path.join(env_dir(), "targets", target) if target else "")
+    none: the venv's own packages) first on sys.path, then (`with_mrope`) the mrope package
+    under test; `request` in, its response out."""
+    path = [os.path.join(env_dir(), "targets", target)] if target else []
+    if with_mrope:
+        import mrope  # pylint: disable=import-outside-toplevel
+        path.append(os.path.dirname(os.path.dirname(os.path.abspath(mrope.__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     process = subprocess.run([os.path.join(env_dir(), "bin", "python"),
                               os.path.join(TESTS_DIR, runner)],
                              input=pickle.dumps(request), capture_output=True, env=env)

@@ -1,5 +1,6 @@
-"""The public modules (mrope, mrope.cuda) show their API only: dir() lists no imported modules
-(os, ctypes, ...) or helpers without an underscore, and __all__ is the documented API."""
+"""The public modules (mrope, mrope.cuda, mrope.integrations.transformers) show their API
+only: dir() lists no imported modules (os, ctypes, ...) or helpers without an underscore, and
+__all__ is the documented API."""
 import importlib
 import types
 
@@ -7,6 +8,7 @@ import pytest
 
 import mrope
 import mrope.cuda  # noqa: F401  (a public submodule: an attribute of mrope once imported)
+import mrope.integrations.transformers  # noqa: F401  (imports no transformers)
 
 # The documented API: mrope's docstring and README ("Python"), mrope.cuda's docstring.
 DOCUMENTED = {
@@ -14,8 +16,11 @@ DOCUMENTED = {
     "mrope.cuda": {"available", "apply_mrope_", "apply_mrope", "fused_mrope_", "Decode", "cos_sin",
                    "error_flag", "model_key", "ERROR_POSITION_OUT_OF_RANGE",
                    "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"},
+    "mrope.integrations.transformers": {"enable", "disable", "use", "preset_for", "FAMILIES",
+                                        "MropeTransformersWarning"},
 }
-PUBLIC_SUBMODULES = {"mrope": {"cuda"}, "mrope.cuda": set()}
+PUBLIC_SUBMODULES = {"mrope": {"cuda", "integrations"}, "mrope.cuda": set(),
+                     "mrope.integrations.transformers": set()}
 
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTED))

@@ -17,6 +17,7 @@ C_LIBRARY = os.path.join(os.environ["MROPE_REPO_DIR"], "capi", "libmrope_c_host.
 
 CHECK = """
 import mrope, numpy as np
+import mrope.integrations.transformers  # subpackages are packed too
 positions, deltas = mrope.Model.from_config("qwen2_vl").get_rope_index(np.array([[11, 12, 13]]))
 assert "site-packages" in mrope.__file__, mrope.__file__
 print(positions[0].tolist(), deltas.tolist())

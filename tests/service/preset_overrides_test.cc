@@ -251,6 +251,22 @@ TEST(PresetOverridesTest, PositionKeysTakeEffect) {
   ASSERT_TRUE(same_rope.ok()) << same_rope.status();
 }
 
+// The position keys a family reads, each of which PresetModelSpecWithOverrides takes.
+TEST(PresetOverridesTest, PositionKeysAreTheFamilysOwn) {
+  auto qwen2_5 = PresetPositionKeys("qwen2_5_vl");
+  ASSERT_TRUE(qwen2_5.ok()) << qwen2_5.status();
+  EXPECT_THAT(*qwen2_5, testing::UnorderedElementsAre(
+                            "image_token_id", "video_token_id", "vision_start_token_id",
+                            "vision_end_token_id", "spatial_merge_size", "tokens_per_second",
+                            "video_time_rounding"));
+  auto omni = PresetPositionKeys("qwen2_5_omni");
+  ASSERT_TRUE(omni.ok()) << omni.status();
+  EXPECT_THAT(*omni, testing::IsSupersetOf({"audio_token_id", "position_id_per_seconds",
+                                            "seconds_per_chunk"}));
+  EXPECT_THAT(*omni, testing::Not(testing::Contains("tokens_per_second")));
+  EXPECT_FALSE(PresetPositionKeys("no_such_preset").ok());
+}
+
 TEST(PresetOverridesTest, MaxPositionEmbeddingsIsDynamicNtksReferenceLength) {
   auto spec = PresetModelSpecWithOverrides(
       "qwen2_5_vl", R"({"max_position_embeddings": 4096,
