@@ -7,7 +7,7 @@
 # "wheel: N passed, N failed" (both pytest runs' cases).
 # Usage: test_wheel.sh [COUNTS_FILE]  (tools/test.sh passes its counts file)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 start=$SECONDS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
