@@ -24,7 +24,7 @@ if [ -x "$nvcc" ]; then  # the C ABI needs the CUDA kernels
   cuda_version=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1.\2/p')
   version+="+cu${cuda_version/./}"
   targets+=(//capi:libmrope_c.so)
-  flags+=(--define=mrope_cuda_archs=$CUDA_ARCHS --define=mrope_ptx_arch=$PTX_ARCH)
+  flags+=("--define=mrope_cuda_archs=$CUDA_ARCHS" "--define=mrope_ptx_arch=$PTX_ARCH")
   cuda=(--c-library "" --cuda "$cuda_version" --cuda-archs "$CUDA_ARCHS" --ptx-arch "$PTX_ARCH")
 fi
 tools/static_bazel.sh build "${flags[@]}" "${targets[@]}" >&2

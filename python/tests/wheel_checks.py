@@ -8,15 +8,19 @@ environment's pytest; not a test_*.py file, so //python:pytest does not collect 
   from the package index), the Python tests pass against it (their cases are counted on their
   own, from the JUnit file $MROPE_WHEEL_PYTEST_XML);
 - it imports beside torch, the protobuf wheel and onnxruntime (each with a protobuf runtime of
-  its own) in both orders, and computes positions, cos/sin and the host-harness kernel there.
+  its own) in both orders, and computes positions, cos/sin and the host-harness kernel there;
+- the C library's CMake package of the same build (//capi:install_tree) needs no Abseil or
+  protobuf either, and examples/cmake builds and runs against it.
 
 Environment: MROPE_WHEEL (the .whl), MROPE_C_HOST_LIBRARY (the static build of
-//capi:libmrope_c_host.so), MROPE_PYENV (the test environment), MROPE_WHEEL_PYTEST_XML.
+//capi:libmrope_c_host.so), MROPE_C_INSTALL_TAR (the static build of //capi:install_tree;
+unset without nvcc), MROPE_PYENV (the test environment), MROPE_WHEEL_PYTEST_XML.
 """
 import os
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 import pytest
@@ -74,10 +78,25 @@ def test_exports_only_mropes_symbols(libraries):
             s for s in exported if not EXPORT.fullmatch(s)])
 
 
+def needed(library):
+    return set(re.findall(r"\(NEEDED\).*\[(.*)\]", run("readelf", "-d", library)))
+
+
 def test_needs_no_abseil_or_protobuf(libraries):
     for library in libraries:
-        needed = re.findall(r"\(NEEDED\).*\[(.*)\]", run("readelf", "-d", library))
-        assert set(needed) <= ALLOWED, (library, needed)
+        assert needed(library) <= ALLOWED, (library, needed(library))
+
+
+def test_cmake_package_links_without_abseil_or_protobuf(tmp_path):
+    tar = os.environ.get("MROPE_C_INSTALL_TAR")
+    if not tar:
+        pytest.skip("no nvcc: the C library needs the CUDA kernels")
+    with tarfile.open(tar) as tree:
+        tree.extract("lib/libmrope_c.so", tmp_path)
+    assert needed(str(tmp_path / "lib" / "libmrope_c.so")) <= ALLOWED
+    out = run(os.path.join(REPO_DIR, "examples", "cmake", "run_cmake_example_test.sh"), tar,
+              os.path.join(REPO_DIR, "examples", "cmake"), env=dict(ENV, TEST_TMPDIR=str(tmp_path)))
+    assert "delta: -2" in out.splitlines(), out
 
 
 @pytest.fixture(scope="module")
