@@ -21,6 +21,10 @@ import vllm
 MODEL_CLASSES = {
     "qwen2_5_vl": "qwen2_5_vl.Qwen2_5_VLForConditionalGeneration",
     "qwen3_vl": "qwen3_vl.Qwen3VLForConditionalGeneration",
+    "cosmos3_omni": "cosmos3.Cosmos3ForConditionalGeneration",
+    "cosmos3_edge": "cosmos3_edge.Cosmos3EdgeForConditionalGeneration",
+    "interns1_pro": "interns1_pro.InternS1ProForConditionalGeneration",
+    "opencua": "opencua.OpenCUAForConditionalGeneration",
 }
 
 

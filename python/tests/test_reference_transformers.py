@@ -19,7 +19,8 @@ import reference_env
 import reference_prompts
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
-            "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image")
+            "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
+            "cosmos3_edge")
 # Families new in transformers 5.x: mrope's one preset for each follows v5.2.0 (hf_v5_2).
 NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
 # Of those, the ones given the processor's mm_token_type_ids as 5.23's processor returns them
@@ -27,6 +28,9 @@ NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image"
 # them only: a token scan refuses it; ERNIE needs them); GLM's bracketed videos refuse them
 # (reference_differences).
 TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl", "ernie4_5_vl_moe")
+# Families new after 5.3: the first release with each; their one preset follows it (hf_v5, given
+# mm_token_type_ids as every hf_v5 preset is).
+FIRST_RELEASE = {"qwen4_exp": (5, 23), "cosmos3_omni": (5, 23), "cosmos3_edge": (5, 23)}
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
 
@@ -36,7 +40,8 @@ REFERENCES = reference_env.pinned("transformers")
 
 def families(version):
     """The FAMILIES transformers `version` has."""
-    return tuple(f for f in FAMILIES if version >= (5, 0) or f not in NEW_IN_V5)
+    return tuple(f for f in FAMILIES if (version >= (5, 0) or f not in NEW_IN_V5) and
+                 version >= FIRST_RELEASE.get(f, version))
 
 
 def preset(version, family):
@@ -48,7 +53,7 @@ def preset(version, family):
         return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
     if family in ("glm4v", "qwen2_5_omni"):
         return family + "_hf_v5_2"
-    if family in NEW_IN_V5:
+    if family in NEW_IN_V5 or family in FIRST_RELEASE:
         return family
     return family + "_hf_v5"
 

@@ -284,7 +284,8 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
                           "qwen3_vl_vllm", "qwen2_5_omni", "qwen2_5_omni_hf_v5_2", "qwen3_omni",
                           "qwen3_omni_hf_v5_2", "glm4v", "glm4v_hf_v5_2", "glm4v_moe",
                           "glm4v_moe_hf_v5_2", "qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr",
-                          "paddleocr_vl", "ernie4_5_vl_moe", "glm_image"));
+                          "paddleocr_vl", "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
+                          "cosmos3_omni_vllm", "cosmos3_edge", "cosmos3_edge_vllm"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
