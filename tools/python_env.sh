@@ -24,7 +24,9 @@ if [ "${1:-}" = --locate ]; then
     echo "no Python test environment for $pins at $env: run tools/python_env.sh" >&2
     exit 1
   fi
-  touch "$env/.complete"  # in use: see the clean-up below
+  # In use: see the clean-up below (read-only inside Bazel's test sandbox, where the run that
+  # made or located it before the test has touched it).
+  touch "$env/.complete" 2>/dev/null || true
   echo "$env"
   exit 0
 fi
