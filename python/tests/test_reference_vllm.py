@@ -22,7 +22,7 @@ FAMILIES = ("qwen2_5_vl", "qwen3_vl", "cosmos3_omni", "cosmos3_edge")
 # whose config comes from the checkpoint's remote code (no installed file gives their ids or
 # rotary): checked against that row's *_vllm preset on its prompts. vLLM's positions read no
 # token ids.
-ON_A_ROW = {"interns1_pro": "qwen3_vl", "opencua": "qwen2_5_vl"}
+ON_A_ROW = {"interns1_pro": "qwen3_vl", "opencua": "qwen2_5_vl", "keye_vl1_5": "qwen3_vl"}
 REFERENCES = reference_env.pinned("vllm")
 PROCESSOR_LAYOUT = (5, 23)  # the transformers whose processors vLLM runs here
 
