@@ -133,6 +133,19 @@ void Qwen3VlRules(ModelFamilyInfo& row) {
   row.processor = ProcessorLayout::kFramesWithTimestamps;
 }
 
+// A family new in transformers 5.23.0 on Qwen3-VL's get_rope_index there (blocks from
+// mm_token_type_ids): its preset follows that release (hf_v5), its rotary code decides the
+// layout; `vllm` where vLLM runs Qwen3-VL's get_mrope_input_positions for it.
+void Qwen3VlRulesNewInV5_23(ModelFamilyInfo& row, bool vllm) {
+  Qwen3VlRules(row);
+  row.rules.conventions = {Convention::kHfV5};
+  if (vllm) row.rules.conventions.push_back(Convention::kVllm);
+  row.preset.convention = Convention::kHfV5;
+  row.rope.sections = SectionSource::kRotaryCode;
+  row.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw", "video_grid_thw",
+                          "attention_mask"};
+}
+
 std::vector<ModelFamilyInfo> BuildTable() {
   std::vector<ModelFamilyInfo> rows;
   {
@@ -317,6 +330,34 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.processor = ProcessorLayout::kImageGenerationTargets;
     NewInV5(r);
     r.rope_index.hf = {"image_grid_thw", "images_per_sample", "attention_mask"};
+    rows.push_back(r);
+  }
+  // Qwen4-Exp: Qwen3.5-MoE's position code and attention in transformers 5.23.0 (not in vLLM
+  // 0.33.0); the class leaves partial_rotary_factor at 1.0, the checkpoint's config.json gives
+  // Qwen3.5's 0.25.
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kQwen4Exp, "qwen4_exp",
+                            "Qwen4ExpConfig defaults, partial_rotary_factor 0.25 (Qwen/Qwen4-Exp)",
+                            Tokens(248056, 248057, 248053, 248054));
+    r.hf_model_types = {{"qwen4_exp", ""}};
+    r.rope = {256, 1e4, {11, 11, 10}, MropeLayout::kInterleaved, 0.25};
+    Qwen3VlRulesNewInV5_23(r, /*vllm=*/false);
+    r.qk_norm = QkNorm::kOnePlusWeight;
+    rows.push_back(r);
+  }
+  // Cosmos3-Omni (Qwen3-VL's text model) and Cosmos3-Edge (its own, without q/k norm); in vLLM
+  // 0.33.0 Cosmos3ForConditionalGeneration and Cosmos3EdgeForConditionalGeneration. Both rotary
+  // modules interleave, [24, 20, 20] by default.
+  for (const auto& [family, name, checkpoint, tokens, theta, qk_norm] :
+       {std::make_tuple(ModelFamily::kCosmos3Omni, "cosmos3_omni", "Cosmos3OmniConfig defaults",
+                        QwenTokens(), 5e5, QkNorm::kWeight),
+        std::make_tuple(ModelFamily::kCosmos3Edge, "cosmos3_edge", "Cosmos3EdgeConfig defaults",
+                        Tokens(19, 18, 20, 21), 1e8, QkNorm::kNone)}) {
+    ModelFamilyInfo r = Row(family, name, checkpoint, tokens);
+    r.hf_model_types = {{name, ""}};
+    r.rope = {128, theta, {24, 20, 20}, MropeLayout::kInterleaved, 1.0};
+    Qwen3VlRulesNewInV5_23(r, /*vllm=*/true);
+    r.qk_norm = qk_norm;
     rows.push_back(r);
   }
   // Every other convention of a row is a preset "<name>_<convention>", with the convention's

@@ -40,6 +40,9 @@ enum class ModelFamily {
   kPaddleOcrVl,
   kErnie4_5VlMoe,
   kGlmImage,
+  kQwen4Exp,
+  kCosmos3Omni,
+  kCosmos3Edge,
 };
 
 // A `model_type` of HF config.json and the object holding the family's ids and time scales.

@@ -261,18 +261,22 @@ class _Launch:
                                                   num_seqs=sequences)
 
     def positions(self, obj):
-        """[3, T] (t, h, w rows) or [T] (one row for all three axes), int32 or int64."""
+        """[3, T] (t, h, w rows), [4, T] (transformers 5.x's [text; t; h; w]: the text row is
+        skipped, as its text models do) or [T] (one row for all three axes), int32 or int64."""
         a = self.read(obj, "positions")
         if a.dtype not in ("int32", "int64"):
             raise ValueError(f"positions: dtype {a.dtype}, expected int32 or int64")
-        if len(a.shape) == 2 and a.shape[0] == 3 and a.strides[1] == 1:
+        data = a.ptr
+        if len(a.shape) == 2 and a.shape[0] in (3, 4) and a.strides[1] == 1:
             axis_stride = a.strides[0]
+            if a.shape[0] == 4:
+                data += axis_stride * _arrays.itemsize(a.dtype)
         elif len(a.shape) == 1 and a.strides[0] == 1:
             axis_stride = 0
         else:
-            raise ValueError(f"positions: expected [3, tokens] or [tokens] with contiguous "
-                             f"rows, got shape {a.shape} strides {a.strides}")
-        return _capi.PositionsView(data=a.ptr, is_int64=a.dtype == "int64",
+            raise ValueError(f"positions: expected [3, tokens], [4, tokens] or [tokens] with "
+                             f"contiguous rows, got shape {a.shape} strides {a.strides}")
+        return _capi.PositionsView(data=data, is_int64=a.dtype == "int64",
                                    num_tokens=a.shape[-1], axis_stride=axis_stride)
 
     def table(self, obj, info):
@@ -338,8 +342,10 @@ def apply_mrope_(q, k, positions, model, *, inverse=False, seq_len=1, sincos_mat
         q, k: [T, Hq, D] and [T, Hk, D], or [T, Hq * D] and [T, Hk * D] (vLLM), fp32, bf16
             or fp16 (both the same), D the model's head_dim; dims past rotary_dim untouched.
         positions: [3, T] int32/int64 (t, h, w rows, e.g. Model.get_rope_index's or a
-            Plan's), [T] for text-only batches, or Decode(token_index, delta, seq_id) (decode
-            steps: index + the sequence's delta; not through the torch ops).
+            Plan's), [4, T] as transformers 5.x passes them ([text; t; h; w]: the text row is
+            skipped, as its text models do), [T] for text-only batches, or
+            Decode(token_index, delta, seq_id) (decode steps: index + the sequence's delta;
+            not through the torch ops).
         model: an mrope.Model, or a preset name / config path.
         inverse: rotate by -angle instead: M-RoPE's backward (given the gradients of the
             rotated q and k, gives those of q and k; it undoes the forward within rounding).
@@ -497,12 +503,17 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
 
 def cos_sin(positions, model, *, seq_len=1, sincos_math="double"):
     """(cos, sin), numpy float32 [T, rotary_dim / 2], that the kernels use for host positions
-    [3, T] (or [T]): axis map and attention scaling applied (mrope_rotary_cos_sin)."""
+    [3, T], [4, T] (text row first, skipped) or [T]: axis map and attention scaling applied
+    (mrope_rotary_cos_sin)."""
     import numpy  # only here: the launches need no numpy
     rotary, info = _rotary(_source(model), seq_len, sincos_math)
+    positions = numpy.asarray(positions)
+    if positions.ndim == 2 and positions.shape[0] == 4:
+        positions = positions[1:]
     positions = numpy.ascontiguousarray(positions)
-    if positions.dtype not in (numpy.int32, numpy.int64) or positions.ndim not in (1, 2):
-        raise ValueError(f"positions: expected int32/int64 [3, T] or [T], got "
+    if (positions.dtype not in (numpy.int32, numpy.int64) or positions.ndim not in (1, 2) or
+            (positions.ndim == 2 and positions.shape[0] != 3)):
+        raise ValueError(f"positions: expected int32/int64 [3, T], [4, T] or [T], got "
                          f"{positions.dtype} {positions.shape}")
     tokens = positions.shape[-1]
     view = _capi.PositionsView(data=positions.ctypes.data,

@@ -13,8 +13,9 @@ row, length, grid, seconds per grid or None).
 import numpy as np
 
 # The checkpoints' token ids and vision config (Qwen/Qwen2-VL-7B-Instruct, Qwen2.5-VL-7B,
-# Qwen3-VL-8B, THUDM/GLM-4.1V-9B-Thinking; Qwen3.5, GLM-4.6V and PaddleOCR-VL: transformers
-# 5.23's configuration defaults), given to both sides. The first four keep their seeds' order.
+# Qwen3-VL-8B, THUDM/GLM-4.1V-9B-Thinking; Qwen3.5, GLM-4.6V, PaddleOCR-VL and Qwen4-Exp:
+# transformers 5.23's configuration defaults), given to both sides. Families keep their seeds'
+# order: a new one goes last.
 _QWEN_IDS = {"vision_start_token_id": 151652, "vision_end_token_id": 151653,
              "image_token_id": 151655, "video_token_id": 151656}
 _QWEN3_5_IDS = {"vision_start_token_id": 248053, "vision_end_token_id": 248054,
@@ -44,12 +45,17 @@ FAMILY_CONFIG = {
     # zai-org/GLM-Image (transformers 5.23's configuration defaults).
     "glm_image": {"image_start_token_id": 16384, "image_end_token_id": 16385,
                   "image_token_id": 167855, "spatial_merge_size": 1},
+    "qwen4_exp": {**_QWEN3_5_IDS, "spatial_merge_size": 2},
+    "cosmos3_omni": {**_QWEN_IDS, "spatial_merge_size": 2},
+    "cosmos3_edge": {"vision_start_token_id": 20, "vision_end_token_id": 21,
+                     "image_token_id": 19, "video_token_id": 18, "spatial_merge_size": 2},
 }
 # How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
 # timestamped frames, GLM-4.1V's bracketed frames, ERNIE-4.5-VL's one bracketed run (its
 # timestamps are drawn on the frames); PaddleOCR-VL's processor takes images only.
 LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
-          "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "glm4v": "glm", "glm46v": "glm",
+          "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "qwen4_exp": "qwen3",
+          "cosmos3_omni": "qwen3", "cosmos3_edge": "qwen3", "glm4v": "glm", "glm46v": "glm",
           "qwen2_5_omni": "qwen2", "ernie4_5_vl_moe": "ernie"}
 IMAGES_ONLY = ("paddleocr_vl",)
 # Families with audio blocks (<audio_start> pads <audio_end>) and, when a batch's
@@ -60,7 +66,7 @@ PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, als
 # Ordinary vocabulary: no special token of the family (PaddleOCR-VL's and ERNIE's vocabulary has
 # its special tokens from 100272 on).
 TEXT_IDS = {"paddleocr_vl": (0, 100000), "ernie4_5_vl_moe": (0, 100000),
-            "glm_image": (16386, 160000)}
+            "glm_image": (16386, 160000), "cosmos3_edge": (1000, 100000)}
 DEFAULT_TEXT_IDS = (0, 151000)
 
 # Video sampling rates: seconds per temporal grid is temporal_patch_size (2) / fps, so fps above

@@ -31,6 +31,9 @@ MODEL_CLASSES = {
     "qwen2_5_omni": "qwen2_5_omni.modeling_qwen2_5_omni.Qwen2_5OmniThinkerForConditionalGeneration",
     "ernie4_5_vl_moe": "ernie4_5_vl_moe.modeling_ernie4_5_vl_moe.Ernie4_5_VLMoeModel",
     "glm_image": "glm_image.modeling_glm_image.GlmImageModel",
+    "qwen4_exp": "qwen4_exp.modeling_qwen4_exp.Qwen4ExpModel",
+    "cosmos3_omni": "cosmos3_omni.modeling_cosmos3_omni.Cosmos3OmniModel",
+    "cosmos3_edge": "cosmos3_edge.modeling_cosmos3_edge.Cosmos3EdgeModel",
 }
 
 

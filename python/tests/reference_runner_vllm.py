@@ -7,7 +7,8 @@ stdout: pickle {"version", "results": {family: [{positions, delta} or {error}]},
 
 The model classes' methods are called unbound on a stand-in `self` with the config attributes
 they read; the features are plain holders of the fields vLLM reads (MultiModalFeatureSpec's
-modality, mm_position.offset/.length, data[key].data).
+modality, data[key].data) with vLLM's own PlaceholderRange (offset, length, and is_embed: the
+placeholder's image and video tokens, which Keye-VL-1.5 splits a video's frames by).
 """
 import importlib
 import inspect
@@ -15,13 +16,23 @@ import pickle
 import sys
 import types
 
+import numpy as np
 import torch
 import vllm
+from vllm.multimodal.inputs import PlaceholderRange
 
 MODEL_CLASSES = {
     "qwen2_5_vl": "qwen2_5_vl.Qwen2_5_VLForConditionalGeneration",
     "qwen3_vl": "qwen3_vl.Qwen3VLForConditionalGeneration",
+    "cosmos3_omni": "cosmos3.Cosmos3ForConditionalGeneration",
+    "cosmos3_edge": "cosmos3_edge.Cosmos3EdgeForConditionalGeneration",
+    "interns1_pro": "interns1_pro.InternS1ProForConditionalGeneration",
+    "opencua": "opencua.OpenCUAForConditionalGeneration",
+    "keye_vl1_5": "keye_vl1_5.KeyeVL1_5ForConditionalGeneration",
 }
+# Classes whose video item holds its frames' grids as rows ([t, 3] of [1, h, w], vLLM's
+# flat_from_sizes field); [[t, h, w]] is split into the same rows.
+GRID_ROWS = ("keye_vl1_5",)
 
 
 class _Self:
@@ -43,23 +54,28 @@ def _config(values):
     return types.SimpleNamespace(vision_config=vision, **ids)
 
 
-def _feature(modality, offset, length, grid, seconds):
+def _feature(tokens, media_ids, grid_rows, modality, offset, length, grid, seconds):
+    grid = [list(grid)] if grid_rows and modality == "video" else grid
     data = {f"{modality}_grid_thw": types.SimpleNamespace(data=torch.tensor(grid))}
     if seconds is not None:
         data["second_per_grid_ts"] = types.SimpleNamespace(data=torch.tensor(seconds))
-    return types.SimpleNamespace(modality=modality, data=data,
-                                 mm_position=types.SimpleNamespace(offset=offset, length=length))
+    is_embed = torch.from_numpy(np.isin(tokens[offset:offset + length], media_ids))
+    return types.SimpleNamespace(
+        modality=modality, data=data,
+        mm_position=PlaceholderRange(offset=offset, length=length, is_embed=is_embed))
 
 
 def run(family, config, requests):
     module, _, name = MODEL_CLASSES[family].rpartition(".")
     cls = getattr(importlib.import_module("vllm.model_executor.models." + module), name)
     this = _Self(cls, _config(config))
+    media_ids = [config["image_token_id"], config["video_token_id"]]
     results = []
     for tokens, features in requests:
+        features = [_feature(np.array(tokens), media_ids, family in GRID_ROWS, *f)
+                    for f in features]
         try:
-            positions, delta = cls.get_mrope_input_positions(
-                this, list(tokens), [_feature(*f) for f in features])
+            positions, delta = cls.get_mrope_input_positions(this, list(tokens), features)
         except Exception as e:  # the reference's own failure is a result too
             results.append({"error": f"{type(e).__name__}: {e}"})
             continue

@@ -155,6 +155,21 @@ def test_text_only_positions_as_one_row(model):
     assert np.array_equal(one_row, three_rows)
 
 
+def test_text_row_first_is_dropped_as_transformers_5_does(model, prompt):
+    """transformers 5.x's text models take [4, B, L] position ids [text; t; h; w] and rotate
+    with rows 1..3 (the text row feeds the attention mask only)."""
+    positions, cos, sin = prompt
+    four = np.concatenate([np.arange(TOKENS, dtype=np.int64)[None] + 1000, positions])
+    got_cos, got_sin = mc.cos_sin(four, model, seq_len=TOKENS)
+    assert np.array_equal(got_cos, cos) and np.array_equal(got_sin, sin)
+    three_rows, four_rows = qkv_buffer(), qkv_buffer()
+    mc.apply_mrope_(three_rows[:, :4], three_rows[:, 4:6], positions, model)
+    mc.apply_mrope_(four_rows[:, :4], four_rows[:, 4:6], four, model)
+    assert np.array_equal(three_rows, four_rows)
+    with pytest.raises(ValueError, match=r"positions: expected \[3, tokens\], \[4, tokens\]"):
+        mc.apply_mrope_(four_rows[:, :4], four_rows[:, 4:6], np.stack([positions[0]] * 2), model)
+
+
 def test_cos_sin_cache_gives_the_same_bits(model, prompt):
     positions, _, _ = prompt
     text = model.plan([list(range(100, 100 + 16))])  # positions 0..15 on every axis

@@ -20,7 +20,8 @@ import reference_env
 import reference_prompts
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
-            "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image")
+            "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
+            "cosmos3_edge")
 # Families new in transformers 5.x.
 NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
 # Families given the processor's mm_token_type_ids under every convention (Qwen3.5's outer
@@ -28,6 +29,9 @@ NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image"
 # scan refuses it; ERNIE needs them); the others get them where their release's get_rope_index
 # takes them (its positional arguments, mrope/model/model_family.cc).
 TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl", "ernie4_5_vl_moe")
+# Families new after 5.3: the first release with each; their one preset follows it (hf_v5, given
+# mm_token_type_ids as every hf_v5 preset is).
+FIRST_RELEASE = {"qwen4_exp": (5, 23), "cosmos3_omni": (5, 23), "cosmos3_edge": (5, 23)}
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
 
@@ -37,7 +41,8 @@ REFERENCES = reference_env.pinned("transformers")
 
 def families(version):
     """The FAMILIES transformers `version` has."""
-    return tuple(f for f in FAMILIES if version >= (5, 0) or f not in NEW_IN_V5)
+    return tuple(f for f in FAMILIES if (version >= (5, 0) or f not in NEW_IN_V5) and
+                 version >= FIRST_RELEASE.get(f, version))
 
 
 def convention(version):

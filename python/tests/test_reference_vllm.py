@@ -17,14 +17,19 @@ import mrope
 import reference_env
 import reference_prompts
 
-FAMILIES = ("qwen2_5_vl", "qwen3_vl")
+FAMILIES = ("qwen2_5_vl", "qwen3_vl", "cosmos3_omni", "cosmos3_edge")
+# vLLM classes whose get_mrope_input_positions is a row's (resolved through their bases) but
+# whose config comes from the checkpoint's remote code (no installed file gives their ids or
+# rotary): checked against that row's *_vllm preset on its prompts. vLLM's positions read no
+# token ids.
+ON_A_ROW = {"interns1_pro": "qwen3_vl", "opencua": "qwen2_5_vl", "keye_vl1_5": "qwen3_vl"}
 REFERENCES = reference_env.pinned("vllm")
 PROCESSOR_LAYOUT = (5, 23)  # the transformers whose processors vLLM runs here
 
 
 def pytest_generate_tests(metafunc):
     if "index" in metafunc.fixturenames:
-        params = [(r, f, i) for r in REFERENCES for f in FAMILIES
+        params = [(r, f, i) for r in REFERENCES for f in FAMILIES + tuple(ON_A_ROW)
                   for i in range(metafunc.config.getoption("cases"))]
         metafunc.parametrize("reference,family,index", params,
                              ids=[f"{r}-{f}-{i}" for r, f, i in params])
@@ -49,9 +54,15 @@ def requests(family, cases, seed):
 @functools.lru_cache(maxsize=None)
 def reference_outputs(reference, cases, seed):
     request = {"families": {
-        f: (reference_prompts.FAMILY_CONFIG[f], [r[:2] for r in requests(f, cases, seed)])
-        for f in FAMILIES}}
+        f: (reference_prompts.FAMILY_CONFIG[row(f)],
+            [r[:2] for r in requests(row(f), cases, seed)])
+        for f in FAMILIES + tuple(ON_A_ROW)}}
     return reference_env.run("reference_runner_vllm.py", REFERENCES[reference][1], request)
+
+
+def row(family):
+    """The family whose row (prompts, preset) `family` is checked with."""
+    return ON_A_ROW.get(family, family)
 
 
 @functools.lru_cache(maxsize=None)
@@ -76,12 +87,12 @@ def test_reference_is_the_pinned_release(reference, request):
 
 def test_get_mrope_input_positions(reference, family, index, request):
     cases, seed = request.config.getoption("cases"), request.config.getoption("seed")
-    tokens, features, layout = requests(family, cases, seed)[index]
+    tokens, features, layout = requests(row(family), cases, seed)[index]
     outputs = reference_outputs(reference, cases, seed)
     theirs = outputs["results"][family][index]
     where = f"{reference} {outputs['sources'][family]}, request {layout}"
     assert "error" not in theirs, f"{where}: the reference failed: {theirs.get('error')}"
-    positions, delta = model_for(family).get_mrope_input_positions(
+    positions, delta = model_for(row(family)).get_mrope_input_positions(
         np.array(tokens, dtype=np.int64), [as_feature(*f) for f in features])
     positions = np.asarray(positions)
     assert positions.dtype == theirs["positions"].dtype, where

@@ -37,9 +37,13 @@ V5_2_0 = dict(V4_57_6, **{
 V5_15_0 = {
     "qwen2_vl": types_first(GRIDS_MASK), "qwen2_5_vl": types_first(QWEN2_5_VL),
     "qwen3_vl": types_first(GRIDS_MASK),
+    # 5.23.0, their first release.
+    "qwen4_exp": types_first(GRIDS_MASK), "cosmos3_omni": types_first(GRIDS_MASK),
+    "cosmos3_edge": types_first(GRIDS_MASK),
 }
 # The vLLM convention keeps the checkpoints' HF (v4) order: vLLM has no get_rope_index.
-REFERENCE = {"hf_v4": V4_57_6, "hf_v5_2": V5_2_0, "hf_v5": V5_15_0, "vllm": V4_57_6}
+REFERENCE = {"hf_v4": V4_57_6, "hf_v5_2": V5_2_0, "hf_v5": V5_15_0,
+             "vllm": dict(V4_57_6, cosmos3_omni=GRIDS_MASK, cosmos3_edge=GRIDS_MASK)}
 
 
 @pytest.mark.parametrize("preset", mrope.presets())

@@ -35,7 +35,7 @@ TEST(ModelFamilyTable, RowsFollowTheEnumAndPresetsValidate) {
       EXPECT_TRUE(ValidateModelConfig(*config).ok());
     }
   }
-  EXPECT_EQ(ModelFamilies().size(), 14u);
+  EXPECT_EQ(ModelFamilies().size(), 17u);
 }
 
 // A row's policy is what the planner uses, with the config's convention and rounding applied.

@@ -1,6 +1,7 @@
 // The families new in transformers 5.x load from their config.json, nested as the hub files are
-// (examples/configs/v5_defaults: the v5.2.0 configuration classes' defaults), into their row's
-// preset: ids, merge sizes, reference convention and rotary values.
+// (examples/configs/v5_defaults: the configuration classes' defaults, v5.2.0's; Qwen4-Exp's
+// 5.23.0's with the checkpoint's partial rotary), into their row's preset: ids, merge sizes,
+// reference convention and rotary values.
 
 #include <filesystem>
 #include <string>
@@ -32,7 +33,7 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   }
   EXPECT_EQ(got.spatial_merge_size, want.spatial_merge_size);
   EXPECT_EQ(got.temporal_merge_size, want.temporal_merge_size);
-  EXPECT_EQ(got.convention, Convention::kHfV5_2);
+  EXPECT_EQ(got.convention, want.convention);
   ASSERT_TRUE(spec.rope.has_value() && preset.rope.has_value());
   EXPECT_EQ(spec.rope->head_dim, preset.rope->head_dim);
   EXPECT_EQ(spec.rope->scaling.rotary_dim, preset.rope->scaling.rotary_dim);
@@ -45,7 +46,7 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
 TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
   std::vector<std::string> loaded;
   for (const ModelFamilyInfo& row : ModelFamilies()) {
-    if (row.preset.convention != Convention::kHfV5_2) continue;
+    if (row.preset.convention == Convention::kHfV4) continue;
     const std::string path = absl::StrCat(kDir, row.name, ".json");
     auto spec = LoadModelSpec(path);
     ASSERT_TRUE(spec.ok()) << spec.status();
@@ -53,7 +54,8 @@ TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
     loaded.emplace_back(row.name);
   }
   EXPECT_THAT(loaded, ElementsAre("qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr", "paddleocr_vl",
-                                  "ernie4_5_vl_moe", "glm_image"));
+                                  "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
+                                  "cosmos3_edge"));
 }
 
 // Where the class has no mrope_section the rotary code's default applies, and Qwen3.5
@@ -77,6 +79,27 @@ TEST(V5FamilyConfigsTest, RotaryCodeDefaults) {
   EXPECT_THAT(std::string(ModelSpecFromHfConfig(paddle).status().message()),
               HasSubstr("missing required field 'rope_scaling.mrope_section' (or "
                         "rope_parameters.mrope_section) for paddleocr_vl"));
+}
+
+// Qwen4-Exp's rotary code reads partial_rotary_factor with a default of 1.0 (its class sets none,
+// unlike Qwen3.5's 0.25) and interleaves [11, 11, 10] whatever config.json says.
+TEST(V5FamilyConfigsTest, Qwen4ExpRotaryDefaults) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "qwen4_exp.json")).value();
+  auto& rope = *(*(*doc.mutable_struct_value()->mutable_fields())["text_config"]
+                      .mutable_struct_value()
+                      ->mutable_fields())["rope_parameters"]
+                    .mutable_struct_value()
+                    ->mutable_fields();
+  EXPECT_EQ(ModelSpecFromHfConfig(doc).value().rope->scaling.rotary_dim, 64);
+  rope.erase("partial_rotary_factor");
+  rope.erase("mrope_section");
+  rope.erase("mrope_interleaved");
+  auto spec = ModelSpecFromHfConfig(doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->scaling.rotary_dim, 256);
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(11, 11, 10));
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kInterleaved);
+  EXPECT_EQ(spec->positions.convention, Convention::kHfV5);
 }
 
 // ERNIE's temporal merge comes from vision_config.temporal_merge_size.

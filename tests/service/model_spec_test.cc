@@ -286,7 +286,8 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
                           "glm4v_hf_v5_2", "glm4v_hf_v5", "glm4v_moe", "glm4v_moe_hf_v5_2",
                           "qwen3_5", "qwen3_5_hf_v5", "qwen3_5_moe", "glm46v", "glm46v_hf_v5",
                           "glm_ocr", "paddleocr_vl", "paddleocr_vl_hf_v5", "ernie4_5_vl_moe",
-                          "ernie4_5_vl_moe_hf_v5", "glm_image"));
+                          "ernie4_5_vl_moe_hf_v5", "glm_image", "qwen4_exp", "cosmos3_omni",
+                          "cosmos3_omni_vllm", "cosmos3_edge", "cosmos3_edge_vllm"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
