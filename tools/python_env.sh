@@ -24,7 +24,9 @@ if [ "${1:-}" = --locate ]; then
     echo "no Python test environment for $pins at $env: run tools/python_env.sh" >&2
     exit 1
   fi
-  touch "$env/.complete"  # in use: see the clean-up below
+  # In use (see the clean-up below); Bazel's test sandbox mounts the cache read-only, and the
+  # last use outside it (the build of the environment, CI's install step) is recent enough.
+  touch "$env/.complete" 2>/dev/null || true
   echo "$env"
   exit 0
 fi
