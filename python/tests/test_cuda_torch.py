@@ -1,5 +1,5 @@
 """mrope.cuda under torch's own checkers, on the CPU through the host-harness package
-(python/BUILD.bazel :pytest_cuda_host; CPU torch tensors stand in for device memory):
+(python/BUILD.bazel :pytest_cuda_torch_host; CPU torch tensors stand in for device memory):
 torch.library.opcheck of both custom ops (schema and declared mutations, fake implementations,
 autograd registration, AOT dispatch with dynamic shapes), torch.compile(fullgraph=True) of a
 function calling them against eager, and gradcheck of the differentiable apply_mrope.
@@ -23,7 +23,7 @@ from test_cuda import model, prompt  # noqa: F401 (fixtures: qwen2_vl and test_c
 torch = pytest.importorskip("torch")
 pytestmark = [
     pytest.mark.skipif(not _capi.kernels_on_host(),
-                       reason="needs the host-harness package (pytest_cuda_host)"),
+                       reason="needs the host-harness package (pytest_cuda_torch_host)"),
     pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
                        reason="custom ops need torch >= 2.4"),
 ]
