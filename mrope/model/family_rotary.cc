@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "mrope/model/model_family.h"
+#include "mrope/positions/model_config.h"
 #include "mrope/rotary/hf_cos_sin.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
@@ -25,6 +26,13 @@ absl::Status Disagree(const ModelFamilyInfo& row, absl::string_view field,
                                                  row_value, "' (mrope/model/model_family.cc)"));
 }
 
+// The release the family's golden rotary cases come from: its reference's (v4.57.6 for the
+// transformers 4 families, v5.2.0 for those new in 5.x).
+TransformersRelease ReferenceRelease(const ModelFamilyInfo& row) {
+  return row.preset.convention == Convention::kHfV4 ? TransformersRelease{4, 57}
+                                                    : TransformersRelease{5, 2};
+}
+
 }  // namespace
 
 absl::StatusOr<CosSinLayout> UseFamilyRotary(RotaryCase& c) {
@@ -41,13 +49,14 @@ absl::StatusOr<CosSinLayout> UseFamilyRotary(RotaryCase& c) {
     return Disagree(*row, "mrope_layout", MropeLayoutName(c.params.mrope_layout),
                     MropeLayoutName(rope.mrope_layout));
   }
-  if (c.cos_layout.has_value() && *c.cos_layout != rope.cos_layout) {
+  const CosSinLayout cos_layout = HfCosSinLayout(*row, ReferenceRelease(*row));
+  if (c.cos_layout.has_value() && *c.cos_layout != cos_layout) {
     return Disagree(*row, "cos_layout", CosSinLayoutName(*c.cos_layout),
-                    CosSinLayoutName(rope.cos_layout));
+                    CosSinLayoutName(cos_layout));
   }
   c.layout = rope.layout;
   if (!c.params.mrope_section.empty()) c.params.mrope_layout = rope.mrope_layout;
-  return rope.cos_layout;
+  return cos_layout;
 }
 
 }  // namespace mrope

@@ -13,7 +13,8 @@
 namespace mrope {
 
 // Sets c.layout and, when the case has sections, c.params.mrope_layout to those of the row of
-// c.reference_model, and returns the row's cos/sin layout. InvalidArgument when no row has that
+// c.reference_model, and returns the row's cos/sin layout in the family's reference release
+// (v4.57.6, or v5.2.0 for the families new in 5.x: where the golden cases come from). InvalidArgument when no row has that
 // model_type, or when the case's config.rotate, mrope layout (config.mrope_layout, else
 // mrope_interleaved) or config.cos_layout differs from the row's, naming both.
 absl::StatusOr<CosSinLayout> UseFamilyRotary(RotaryCase& c);

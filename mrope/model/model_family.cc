@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "mrope/model/conventions.h"
 
 namespace mrope {
@@ -77,6 +79,12 @@ ModelFamilyInfo Row(ModelFamily family, absl::string_view name, absl::string_vie
   row.preset.tokens = tokens;
   row.rope_index.hf = {"image_grid_thw", "video_grid_thw", "attention_mask"};  // most rows'
   return row;
+}
+
+// The families whose module returned every axis's cos/sin before transformers 5.17, for
+// apply_multimodal_rotary_pos_emb to pick the sections from.
+void PerAxisBefore5_17(ModelFamilyInfo& row) {
+  row.rope.cos_layout_v4 = row.rope.cos_layout_v5 = CosSinLayout::kPerAxis;
 }
 
 // The conventions golden-checked for the transformers v4 Qwen-VL families.
@@ -153,7 +161,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             QwenTokens());
     r.hf_model_types = {{"qwen2_vl", ""}};
     r.rope = {128, 1e6, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
-    r.rope.cos_layout = CosSinLayout::kPerAxis;
+    PerAxisBefore5_17(r);
     r.rules.conventions = QwenVlConventions();
     r.rules.v5_2_clamps_delta = true;
     r.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw", "video_grid_thw",
@@ -166,7 +174,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.hf_model_types = {{"qwen2_5_vl", ""}};
     r.preset.tokens_per_second = 2;
     r.rope = {128, 1e6, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
-    r.rope.cos_layout = CosSinLayout::kPerAxis;
+    PerAxisBefore5_17(r);
     r.rules.policy.image_time = TimeIndex::kZero;
     r.rules.policy.video_time = TimeIndex::kScaleThenTruncate;
     r.rules.policy.seconds_list = SecondsList::kSecondPerGridTs;
@@ -198,7 +206,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.hf_model_types = {{"qwen2_5_omni", "thinker_config"}, {"qwen2_5_omni_thinker", ""}};
     r.preset.position_id_per_seconds = 25;
     r.rope = {128, 1e6, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
-    r.rope.cos_layout = CosSinLayout::kPerAxis;
+    PerAxisBefore5_17(r);
     OmniRules(r);
     PositionPolicy& p = r.rules.policy;
     p.video_time = TimeIndex::kSecondsTruncatedFloat32;
@@ -236,7 +244,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             GlmTokens(image, video, 151339, 151340, 151341, 151342));
     r.hf_model_types = {{name, ""}};
     r.rope = {128, 1e4, {8, 12, 12}, MropeLayout::kBlocked, 0.5, layout};
-    r.rope.cos_layout = CosSinLayout::kPerAxis;  // v4.57.6's module; the apply picks the axes
+    // v4.57.6's module gives every axis (the apply picks them); 5.x's applies the sections.
+    r.rope.cos_layout_v4 = CosSinLayout::kPerAxis;
     GlmRules(r);
     r.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
     if (family == ModelFamily::kGlm4v) From5_3(r);  // GLM-4.5V's releases are not run
@@ -280,7 +289,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
                             Tokens(100295, 100296, 101305, 101306));
     r.hf_model_types = {{"paddleocr_vl", ""}};
     r.rope = {128, 5e5, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
-    r.rope.cos_layout = CosSinLayout::kPerAxis;  // Qwen2-VL's module
+    PerAxisBefore5_17(r);  // Qwen2-VL's module
     r.rules.v5_2_clamps_delta = true;
     NewInV5(r);
     From5_3(r);
@@ -301,7 +310,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     // Its mrope_section [22, 22, 20] counts [h, w, t]: h and w alternate over pairs 0..43, t
     // takes the rest; pairs (2j, 2j+1); cos/sin repeat each pair's value (repeat_interleave).
     r.rope = {128, 5e5, {22, 22, 20}, MropeLayout::kHwAlternatingThenT, 1.0, RotaryLayout::kGptj};
-    r.rope.cos_layout = CosSinLayout::kRepeatInterleave;
+    r.rope.cos_layout_v4 = r.rope.cos_layout_v5 = CosSinLayout::kRepeatInterleave;
     r.processor = ProcessorLayout::kTypedRuns;
     NewInV5(r);
     From5_3(r);
@@ -389,6 +398,27 @@ const std::vector<ModelFamilyInfo>& ModelFamilies() {
 
 const ModelFamilyInfo& FamilyInfo(ModelFamily family) {
   return ModelFamilies()[static_cast<size_t>(family)];
+}
+
+CosSinLayout HfCosSinLayout(const ModelFamilyInfo& row, TransformersRelease release) {
+  if (release.major < 5) return row.rope.cos_layout_v4;
+  if (release.major == kRotaryModuleAppliesSections.major &&
+      release.minor < kRotaryModuleAppliesSections.minor) {
+    return row.rope.cos_layout_v5;
+  }
+  return row.rope.layout == RotaryLayout::kGptj ? CosSinLayout::kRepeatInterleave
+                                                : CosSinLayout::kCat;
+}
+
+absl::StatusOr<TransformersRelease> ParseTransformersRelease(absl::string_view version) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(version, '.');
+  TransformersRelease release;
+  if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &release.major) ||
+      !absl::SimpleAtoi(parts[1], &release.minor) || release.major < 0 || release.minor < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "transformers: expected a release such as '5.23.0', got '", version, "'"));
+  }
+  return release;
 }
 
 const std::vector<absl::string_view>& RopeIndexArguments(ModelFamily family,

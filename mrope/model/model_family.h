@@ -72,9 +72,10 @@ struct RopePreset {
   // (2j, 2j+1) (HF's rotate_half_llm, ERNIE's rotate_half_text).
   RotaryLayout layout = RotaryLayout::kNeox;
   SectionSource sections = SectionSource::kConfig;
-  // How the reference's rotary module returns cos/sin (`mrope rotary --golden`, Python's
-  // Plan.cos_sin(layout="hf")).
-  CosSinLayout cos_layout = CosSinLayout::kCat;
+  // How the family's text rotary module returns cos/sin in transformers 4.x and in 5.0 to 5.16
+  // (from 5.17 on it follows the pairing: HfCosSinLayout).
+  CosSinLayout cos_layout_v4 = CosSinLayout::kCat;
+  CosSinLayout cos_layout_v5 = CosSinLayout::kCat;
 };
 
 // The RMSNorm the text attention applies to q and k before the rotary (what a fused
@@ -141,6 +142,24 @@ const std::vector<absl::string_view>& RopeIndexArguments(ModelFamily family,
 
 // All rows, in the order of ModelFamily.
 const std::vector<ModelFamilyInfo>& ModelFamilies();
+
+// A transformers release by (major, minor), e.g. {5, 23} for 5.23.0.
+struct TransformersRelease {
+  int major = 0;
+  int minor = 0;
+};
+
+// transformers 5.17.0 (PR #48105): the text rotary modules apply the sections themselves and
+// return cos/sin in the columns the family's rotation reads (`cat` for NeoX halves,
+// `repeat_interleave` for GPT-J pairs); apply_multimodal_rotary_pos_emb is gone.
+inline constexpr TransformersRelease kRotaryModuleAppliesSections = {5, 17};
+
+// The layout of the cos/sin `row`'s text rotary module returns in transformers `release`
+// (`mrope rotary --golden`, Python's Plan.cos_sin(layout="hf") and Model.cos_sin).
+CosSinLayout HfCosSinLayout(const ModelFamilyInfo& row, TransformersRelease release);
+
+// "5.23.0" (or "5.23", "5.17.0.dev0") -> {5, 23}; InvalidArgument naming `version` otherwise.
+absl::StatusOr<TransformersRelease> ParseTransformersRelease(absl::string_view version);
 
 // The row of `family`.
 const ModelFamilyInfo& FamilyInfo(ModelFamily family);

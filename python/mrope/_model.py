@@ -182,6 +182,30 @@ class Model:
         images, videos, kwargs = self._arguments(args, kwargs)
         return self._impl.plan(*_host((input_ids, images, videos)), kwargs)
 
+    def cos_sin(self, position_ids, *, transformers=None):
+        """The family's HF text rotary module: ``cos, sin = rotary_emb(x, position_ids)``.
+
+        A drop-in for the module's forward (``Qwen2VLRotaryEmbedding`` and the other families'),
+        in the layout of its release: from transformers 5.17 on [B, T, rotary_dim] with the
+        sections applied (what ``apply_rotary_pos_emb`` takes), before it the family's own
+        (Qwen2-VL's [3, B, T, rotary_dim] for ``apply_multimodal_rotary_pos_emb``).
+
+        Args:
+            position_ids: [3, B, T] (or [B, T]: every axis the same) integers.
+            transformers: the release whose module to follow, e.g. ``"4.57.6"``; default the
+                installed transformers' version (ValueError when none is installed).
+
+        Returns:
+            (cos, sin) float32 (cast them to x's dtype as the module does); torch tensors on
+            position_ids' device when a torch tensor came in. Values are HF's within 4 ulp
+            (HF's angles and scaling bit for bit; cos/sin rounded from double).
+        """
+        cos, sin = self._impl.cos_sin(*_host((position_ids,)), transformers=transformers)
+        if not _tensors.torch_loaded():
+            return cos, sin
+        tensor = _tensors.first_tensor(position_ids)
+        return _tensors.like(cos, tensor), _tensors.like(sin, tensor)
+
     def compare(self, input_ids, *args, conventions=("hf_v4", "hf_v5_2", "vllm"), **kwargs):
         """The prompt under each convention side by side (``mrope explain --compare``).
 

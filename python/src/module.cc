@@ -5,6 +5,7 @@
 // Every computation runs with the GIL released; a Model is immutable and may be shared by any
 // number of threads. Outputs are numpy arrays that own mrope's result buffers (no copy).
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <array>
@@ -31,6 +32,7 @@
 #include "mrope/service/position_service.h"
 #include "mrope/service/preset_overrides.h"
 #include "mrope/rotary/hf_cos_sin.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/rotary/rotary_spec.h"
 #include "mrope/rotary/tensor_view.h"
@@ -168,6 +170,43 @@ BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle
   return in;
 }
 
+// The transformers release whose text rotary modules layout="hf" follows: `transformers` as
+// given, else the installed package's version.
+TransformersRelease ReleaseOf(const std::optional<std::string>& transformers) {
+  if (transformers.has_value()) return ValueOrThrow(ParseTransformersRelease(*transformers));
+  const py::module_ metadata = py::module_::import("importlib.metadata");
+  try {
+    return ValueOrThrow(
+        ParseTransformersRelease(metadata.attr("version")("transformers").cast<std::string>()));
+  } catch (py::error_already_set& e) {
+    if (!e.matches(metadata.attr("PackageNotFoundError"))) throw;
+    throw py::value_error(
+        "transformers: layout 'hf' follows the installed transformers, and none is installed; "
+        "name the release whose rotary module to follow, e.g. transformers='5.23.0'");
+  }
+}
+
+// cos/sin of `rows` ([3][tokens] positions each) as the family's rotary module returns them.
+py::tuple HfCosSinArrays(const ModelSpec& spec, CosSinLayout layout,
+                         absl::Span<const PositionsView> rows, int64_t max_position) {
+  if (!spec.rope.has_value()) {
+    throw py::value_error(absl::StrCat("cos_sin needs rotary parameters, and model '",
+                                       spec.name, "' has none"));
+  }
+  absl::StatusOr<HfCosSin> computed;
+  {
+    py::gil_scoped_release release;
+    // HF evaluates dynamic / LongRoPE frequencies at the sequence length max(position) + 1.
+    absl::StatusOr<RotarySpec> rotary =
+        BuildRotarySpec(*spec.rope, RotaryLayoutOf(spec), max_position + 1);
+    computed = rotary.ok() ? ComputeHfCosSin(*rotary, layout, rows) : rotary.status();
+  }
+  HfCosSin cos_sin = ValueOrThrow(std::move(computed));
+  const std::vector<py::ssize_t> shape(cos_sin.shape.begin(), cos_sin.shape.end());
+  return py::make_tuple(MoveToNumpy(std::move(cos_sin.cos), shape),
+                        MoveToNumpy(std::move(cos_sin.sin), shape));
+}
+
 template <typename Out>
 PositionResult<Out> FillOrThrow(const PositionService& service, const BatchPlan& plan,
                                 const OutputOptions& options) {
@@ -233,15 +272,24 @@ class Plan {
     });
   }
 
-  // layout "pairs": [B, W, rotary_dim / 2], one value per pair; "hf": as the family's reference
-  // rotary module returns them (mrope/rotary/hf_cos_sin.h).
+  // layout "pairs": [B, W, rotary_dim / 2], one value per pair; "hf": as the family's rotary
+  // module in transformers `transformers` (default: the installed one) returns them
+  // (mrope/rotary/hf_cos_sin.h).
   py::tuple CosSin(std::optional<int64_t> begin, std::optional<int64_t> end,
-                   const std::string& layout) const {
+                   const std::string& layout,
+                   const std::optional<std::string>& transformers) const {
     if (layout != "pairs" && layout != "hf") {
       throw py::value_error(
           absl::StrCat("cos_sin: layout must be 'pairs' or 'hf', got '", layout, "'"));
     }
-    const CosSinLayout hf_layout = FamilyOf(service_->spec().positions).rope.cos_layout;
+    if (layout == "pairs" && transformers.has_value()) {
+      throw py::value_error("cos_sin: transformers= chooses the 'hf' layout's release; "
+                            "layout 'pairs' has none");
+    }
+    const CosSinLayout hf_layout =
+        layout == "hf" ? HfCosSinLayout(FamilyOf(service_->spec().positions),
+                                        ReleaseOf(transformers))
+                       : CosSinLayout::kCat;
     if (layout == "hf" && hf_layout == CosSinLayout::kPerAxis) return PerAxisCosSin(begin, end);
     OutputOptions options = Options(begin, end, "cos_sin");
     options.cos_sin = true;
@@ -312,29 +360,19 @@ class Plan {
   // [3, B, W, rotary_dim]: every pair at each axis's position (the families with integer
   // positions whose reference module returns per-axis cos/sin, transformers v4.57.6's Qwen2-VL).
   py::tuple PerAxisCosSin(std::optional<int64_t> begin, std::optional<int64_t> end) const {
-    const ModelSpec& spec = service_->spec();
     if (plan_.float_positions) {
       throw py::value_error("cos_sin: layout 'hf' is per-axis only for integer positions");
-    }
-    if (!spec.rope.has_value()) {
-      throw py::value_error(absl::StrCat("cos_sin needs rotary parameters, and model '",
-                                         spec.name, "' has none"));
     }
     const PositionResult<int64_t> result =
         FillOrThrow<int64_t>(*service_, plan_, Options(begin, end, "cos_sin"));
     const int64_t rows = result.shape[1], tokens = result.shape[2];
     const int64_t max_position =
         result.position_ids.empty() ? 0 : *absl::c_max_element(result.position_ids);
-    const RotarySpec rotary = ValueOrThrow(
-        BuildRotarySpec(*spec.rope, RotaryLayoutOf(spec), max_position + 1));
     std::vector<PositionsView> views;
     for (int64_t b = 0; b < rows; ++b) {
       views.push_back({result.position_ids.data() + b * tokens, true, tokens, rows * tokens});
     }
-    HfCosSin cos_sin = ValueOrThrow(ComputeHfCosSin(rotary, CosSinLayout::kPerAxis, views));
-    const std::vector<py::ssize_t> shape = Shape(cos_sin.shape);
-    return py::make_tuple(MoveToNumpy(std::move(cos_sin.cos), shape),
-                          MoveToNumpy(std::move(cos_sin.sin), shape));
+    return HfCosSinArrays(service_->spec(), CosSinLayout::kPerAxis, views, max_position);
   }
 
   static OutputOptions Options(std::optional<int64_t> begin, std::optional<int64_t> end,
@@ -496,6 +534,29 @@ class Model {
     });
   }
 
+  // The family's text rotary module's forward(x, position_ids) in transformers `transformers`
+  // (default: the installed one): position_ids [3, B, T] (or [B, T]: every axis the same)
+  // integers.
+  py::tuple CosSin(py::handle position_ids, const std::optional<std::string>& transformers) const {
+    const py::array_t<int64_t> positions = ReadInt64Array(position_ids, "position_ids");
+    const bool planar = positions.ndim() == 3;
+    if (!(planar && positions.shape(0) == kNumAxes) && positions.ndim() != 2) {
+      throw py::value_error("position_ids: expected [3, batch, tokens] or [batch, tokens]");
+    }
+    const int64_t rows = positions.shape(planar ? 1 : 0);
+    const int64_t tokens = positions.shape(planar ? 2 : 1);
+    std::vector<PositionsView> views;
+    for (int64_t b = 0; b < rows; ++b) {
+      views.push_back({positions.data() + b * tokens, true, tokens, planar ? rows * tokens : 0});
+    }
+    const int64_t max_position =
+        positions.size() == 0 ? 0 : *std::max_element(positions.data(),
+                                                       positions.data() + positions.size());
+    return HfCosSinArrays(
+        spec(), HfCosSinLayout(FamilyOf(spec().positions), ReleaseOf(transformers)), views,
+        max_position);
+  }
+
   const ModelSpec& spec() const { return service_->spec(); }
   const PositionPolicy& policy() const { return policy_; }
   bool float_positions() const { return service_->float_positions(); }
@@ -523,6 +584,17 @@ constexpr char kPromptArgsDoc[] =
     "use_audio_in_video (Omni), mm_token_type_ids ([B, L] of 0 text, 1 image, 2 video: blocks "
     "from its runs), images_per_sample (GLM-Image: grids per row). Unknown names raise "
     "TypeError.";
+
+constexpr char kHfCosSinDoc[] =
+    "the layout of the family's rotary module in transformers `transformers` (a release such "
+    "as '5.23.0'; default: the installed transformers' version). From 5.17 on (PR #48105) "
+    "[B, W, rotary_dim] with the sections applied, column d on the axis of pair d mod "
+    "rotary_dim / 2, or d // 2 where the rotation pairs (2j, 2j + 1) (GLM-4.1V, GLM-4.6V, "
+    "GLM-OCR, ERNIE-4.5-VL). Before 5.17 the same with pair d mod rotary_dim / 2 (ERNIE: d // "
+    "2), except [3, B, W, rotary_dim], every pair at each axis's position, for the families "
+    "whose apply_multimodal_rotary_pos_emb picked the axes (Qwen2-VL, Qwen2.5-VL, "
+    "Qwen2.5-Omni, PaddleOCR-VL, and in 4.x GLM-4.1V and GLM-4.5V). Needs the model's rotary "
+    "parameters.";
 
 void DefineModule(py::module_& m) {
   m.doc() = "mrope's C++ position service over numpy arrays (use the `mrope` package).";
@@ -600,15 +672,12 @@ void DefineModule(py::module_& m) {
            "Positions [3, B, steps] of the next `steps` generated tokens, as generate() gives "
            "them.")
       .def("cos_sin", &Plan::CosSin, "begin"_a = py::none(), "end"_a = py::none(),
-           py::kw_only(), "layout"_a = "pairs",
-           "(cos, sin) float32 of the tokens positions() gives for the same arguments (W = L "
-           "or end - begin). layout='pairs': each [B, W, rotary_dim / 2], pair j's value on "
-           "its axis. layout='hf': as the family's reference rotary module returns them: "
-           "[B, W, rotary_dim] with each column on its pair's axis (column d is pair "
-           "d mod rotary_dim / 2, or for ERNIE-4.5-VL d // 2), or for the transformers v4.57.6 "
-           "families whose apply picks the axes (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni, GLM-4.1V, "
-           "GLM-4.5V, PaddleOCR-VL) [3, B, W, rotary_dim], every pair at each axis's position. "
-           "Needs the model's rotary parameters.")
+           py::kw_only(), "layout"_a = "pairs", "transformers"_a = py::none(),
+           (std::string("(cos, sin) float32 of the tokens positions() gives for the same "
+                        "arguments (W = L or end - begin). layout='pairs': each [B, W, "
+                        "rotary_dim / 2], pair j's value on its axis. layout='hf': ") +
+            kHfCosSinDoc)
+               .c_str())
       .def_property_readonly("mrope_position_deltas", &Plan::Deltas,
                              "[B, 1]: get_rope_index's second return.")
       .def_property_readonly("rope_deltas", &Plan::RopeDeltas,
@@ -650,6 +719,13 @@ void DefineModule(py::module_& m) {
            "video_grid_thw"_a, "options"_a,
            (std::string("(position_ids [3, B, L], mrope_position_deltas [B, 1]). ") +
             kPromptArgsDoc)
+               .c_str())
+      .def("cos_sin", &Model::CosSin, "position_ids"_a, py::kw_only(),
+           "transformers"_a = py::none(),
+           (std::string("(cos, sin) float32 of position_ids ([3, B, T] or [B, T] integers) as "
+                        "the family's text rotary module's forward(x, position_ids) returns "
+                        "them (before its cast to x's dtype): ") +
+            kHfCosSinDoc)
                .c_str())
       .def_property_readonly("name", [](const Model& model) { return model.spec().name; })
       .def_property_readonly(

@@ -1,4 +1,4 @@
-"""Plan.cos_sin(layout="hf") against the transformers v5.2.0 rotary cases
+"""Plan.cos_sin(layout="hf", transformers="5.2.0") against the transformers v5.2.0 rotary cases
 (tests/golden/rotary_*_v5): each case's window of positions comes from a position case of the
 same folder set, which is planned here; the cos/sin HF's rotary module returned for it must come
 back in its layout ([B, T, width], each column on its frequency's axis), within 2 ulp."""
@@ -61,7 +61,7 @@ def test_hf_layout_is_the_reference_modules(given):
     np.testing.assert_array_equal(plan.positions()[:, r, window],
                                   np.array(case["inputs"]["position_ids"])[:, b])
 
-    cos, sin = plan.cos_sin(layout="hf")
+    cos, sin = plan.cos_sin(layout="hf", transformers=case["source"]["transformers_version"])
     want_cos = np.array(case["outputs"]["cos"], np.float32)[b]
     want_sin = np.array(case["outputs"]["sin"], np.float32)[b]
     assert cos[r, window].shape == want_cos.shape and cos.dtype == np.float32
@@ -83,10 +83,35 @@ def test_layout_is_checked():
         plan.cos_sin(layout="torch")
 
 
-def test_per_axis_families_give_every_axis():
+def test_release_is_checked():
+    plan = mrope.Model.from_config("glm46v").plan([[1, 2, 3]])
+    with pytest.raises(ValueError, match="expected a release such as '5.23.0', got 'latest'"):
+        plan.cos_sin(layout="hf", transformers="latest")
+    with pytest.raises(ValueError, match="layout 'pairs' has none"):
+        plan.cos_sin(transformers="5.23.0")
+
+
+def test_per_axis_families_give_every_axis_before_5_17():
     plan = mrope.Model.from_config("qwen2_vl").plan([[11, 12, 13]])
-    cos, _ = plan.cos_sin(layout="hf")
     pairs_cos, _ = plan.cos_sin()
-    assert cos.shape == (3, 1, 3, 128)
-    for axis in range(3):  # text: every axis at the same position
-        np.testing.assert_array_equal(cos[axis], np.concatenate([pairs_cos, pairs_cos], -1))
+    for release in ("4.57.6", "5.16.0"):
+        cos, _ = plan.cos_sin(layout="hf", transformers=release)
+        assert cos.shape == (3, 1, 3, 128)
+        for axis in range(3):  # text: every axis at the same position
+            np.testing.assert_array_equal(cos[axis], np.concatenate([pairs_cos, pairs_cos], -1))
+    cos, _ = plan.cos_sin(layout="hf", transformers="5.17.0")  # PR #48105: sections applied
+    np.testing.assert_array_equal(cos, np.concatenate([pairs_cos, pairs_cos], -1))
+
+
+@pytest.mark.parametrize("family,before,since", [("glm4v", "cat", "repeat_interleave"),
+                                                 ("glm4v_moe", "cat", "cat"),
+                                                 ("ernie4_5_vl_moe", "repeat_interleave",
+                                                  "repeat_interleave")])
+def test_layout_follows_the_release(family, before, since):
+    plan = mrope.Model.from_config(family).plan([[11, 12, 13]])
+    pairs_cos, _ = plan.cos_sin()
+    half = pairs_cos.shape[-1]
+    columns = {"cat": np.arange(2 * half) % half, "repeat_interleave": np.arange(2 * half) // 2}
+    for release, layout in (("5.16.0", before), ("5.17.0", since), ("6.0", since)):
+        cos, _ = plan.cos_sin(layout="hf", transformers=release)
+        np.testing.assert_array_equal(cos, pairs_cos[..., columns[layout]], err_msg=release)

@@ -4,9 +4,13 @@
 #include <set>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/model/model_family.h"
+#include "mrope/rotary/hf_cos_sin.h"
 
 namespace mrope {
 namespace {
@@ -97,6 +101,39 @@ TEST(ModelFamilyTable, ModelTypesFindTheirRow) {
   EXPECT_EQ(FamilyForModelType("glm4v_moe")->rope.layout, RotaryLayout::kNeox);
   EXPECT_EQ(FamilyForModelType("qwen2_vl")->rope.layout, RotaryLayout::kNeox);
   EXPECT_EQ(FamilyForModelType("llama"), nullptr);
+}
+
+
+// transformers 5.17.0 (PR #48105) moved the sections into the rotary module: its layout is then
+// the pairing's, whatever the family returned before.
+TEST(ModelFamilyTable, HfCosSinLayoutFollowsTheRelease) {
+  const auto layout = [](ModelFamily family, int major, int minor) {
+    return HfCosSinLayout(ModelFamilies()[static_cast<size_t>(family)], {major, minor});
+  };
+  EXPECT_EQ(layout(ModelFamily::kQwen2Vl, 4, 57), CosSinLayout::kPerAxis);
+  EXPECT_EQ(layout(ModelFamily::kQwen2Vl, 5, 16), CosSinLayout::kPerAxis);
+  EXPECT_EQ(layout(ModelFamily::kQwen2Vl, 5, 17), CosSinLayout::kCat);
+  EXPECT_EQ(layout(ModelFamily::kGlm4v, 4, 57), CosSinLayout::kPerAxis);
+  EXPECT_EQ(layout(ModelFamily::kGlm4v, 5, 2), CosSinLayout::kCat);
+  EXPECT_EQ(layout(ModelFamily::kGlm4v, 5, 23), CosSinLayout::kRepeatInterleave);
+  EXPECT_EQ(layout(ModelFamily::kGlm4vMoe, 5, 23), CosSinLayout::kCat);
+  EXPECT_EQ(layout(ModelFamily::kGlmOcr, 5, 16), CosSinLayout::kCat);
+  EXPECT_EQ(layout(ModelFamily::kGlmOcr, 6, 0), CosSinLayout::kRepeatInterleave);
+  EXPECT_EQ(layout(ModelFamily::kErnie4_5VlMoe, 5, 2), CosSinLayout::kRepeatInterleave);
+  EXPECT_EQ(layout(ModelFamily::kQwen3Vl, 4, 57), CosSinLayout::kCat);
+}
+
+TEST(ModelFamilyTable, ParseTransformersRelease) {
+  const absl::StatusOr<TransformersRelease> release = ParseTransformersRelease("5.17.0.dev0");
+  ASSERT_TRUE(release.ok());
+  EXPECT_EQ(release->major, 5);
+  EXPECT_EQ(release->minor, 17);
+  for (const char* bad : {"5", "latest", "5.x.0", "-1.2", ""}) {
+    const absl::StatusOr<TransformersRelease> parsed = ParseTransformersRelease(bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(parsed.status().message()),
+                ::testing::HasSubstr(absl::StrCat("got '", bad, "'")));
+  }
 }
 
 }  // namespace
