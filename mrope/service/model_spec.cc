@@ -182,7 +182,7 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
     case v1::PositionParams::HF_V5:
       config.convention = Convention::kHfV5;
       break;
-    case PositionParams::HF_V5_18:
+    case v1::PositionParams::HF_V5_18:
       config.convention = Convention::kHfV5_18;
       break;
     default:  // HF: the family's reference, the preset's
