@@ -24,7 +24,8 @@ if [ "${1:-}" = --locate ]; then
     echo "no Python test environment for $pins at $env: run tools/python_env.sh" >&2
     exit 1
   fi
-  touch "$env/.complete"  # in use: see the clean-up below
+  # In use: see the clean-up below (not where the cache is read-only, as in Bazel's sandbox).
+  touch "$env/.complete" 2>/dev/null || true
   echo "$env"
   exit 0
 fi
