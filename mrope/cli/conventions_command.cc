@@ -21,7 +21,7 @@ std::string Aliases(const ConventionRelease& entry) {
 }
 
 std::string Range(const ConventionRelease& entry) {
-  if (entry.first.empty()) return "none";
+  if (entry.first.empty()) return "(no release verified)";
   return entry.first == entry.last ? std::string(entry.first)
                                    : absl::StrCat(entry.first, " to ", entry.last);
 }

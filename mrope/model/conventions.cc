@@ -15,22 +15,21 @@
 namespace mrope {
 namespace {
 
-// How an entry was verified. "Runs": tools/reference_releases.py installed each minor's last
-// patch in the range (and its first release) and agreed bit for bit on every seeded prompt the
-// release accepted; "live": python/tests/test_reference_*.py at the pinned release, in CI;
-// "golden": the golden cases of tests/golden (README there), copied from that release.
-constexpr absl::string_view kRunsLive =
-    "release runs (tools/reference_releases.py); live differential tests at the pinned release";
-constexpr absl::string_view kRuns = "release runs (tools/reference_releases.py)";
-constexpr absl::string_view kRunsGolden =
-    "release runs (tools/reference_releases.py); golden files";
-constexpr absl::string_view kRunsLiveGolden =
-    "release runs (tools/reference_releases.py); live differential tests at the pinned "
-    "release; golden files";
+// How an entry was verified (README.md, "Conventions by release"): "release runs":
+// tools/reference_releases.py installed the range's first release and each minor's last patch
+// in it and agreed bit for bit on every seeded prompt (get_rope_index; decode where the release's
+// get_rope_index reads mm_token_type_ids, its generate() then being callable alone); "live
+// tests": python/tests/test_reference_*.py at the pinned release, in CI; "golden files": the
+// cases of tests/golden, copied from the range's release.
+constexpr absl::string_view kRuns = "release runs";
+constexpr absl::string_view kRunsLive = "release runs; live tests";
+constexpr absl::string_view kRunsGolden = "release runs; golden files";
+constexpr absl::string_view kRunsLiveGolden = "release runs; live tests; golden files";
 constexpr absl::string_view kGolden = "golden files";
-constexpr absl::string_view kLiveGolden = "live differential tests (vllm 0.33.0); golden files";
-constexpr absl::string_view kGoldenMain =
-    "golden files of vLLM's main of August 2026 (no release verified)";
+constexpr absl::string_view kLiveGolden = "live tests; golden files";
+constexpr absl::string_view kGoldenMain = "golden files of vLLM's main of August 2026";
+constexpr absl::string_view kGoldenNotDecode =
+    "golden files; release runs 5.0.0 to 5.2.0 agree but for the generate() decode step";
 
 // Per family (in the family table's order), per convention: the releases reproduced. A family
 // or a convention of one is one more entry.
@@ -38,20 +37,20 @@ std::vector<ConventionRelease> BuildReleases() {
   using F = ModelFamily;
   using C = Convention;
   return {
-      {F::kQwen2Vl, C::kHfV4, "4.45.2", "4.57.6", kRunsLiveGolden},
-      {F::kQwen2Vl, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
-      {F::kQwen2Vl, C::kHfV5, "5.3.0", "5.23.0", kRunsLiveGolden},
+      {F::kQwen2Vl, C::kHfV4, "4.45.2", "5.1.0", kRunsLiveGolden},
+      {F::kQwen2Vl, C::kHfV5_2, "5.2.0", "5.2.0", kRunsGolden},
+      {F::kQwen2Vl, C::kHfV5, "5.6.2", "5.23.0", kRunsLiveGolden},
       {F::kQwen2Vl, C::kVllm, "", "", kGoldenMain},
-      {F::kQwen2_5Vl, C::kHfV4, "4.49.0", "4.57.6", kRunsLiveGolden},
-      {F::kQwen2_5Vl, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
-      {F::kQwen2_5Vl, C::kHfV5, "5.3.0", "5.17.0", kRunsGolden},
+      {F::kQwen2_5Vl, C::kHfV4, "4.52.4", "5.1.0", kRunsLiveGolden},
+      {F::kQwen2_5Vl, C::kHfV5_2, "5.2.0", "5.2.0", kRunsGolden},
+      {F::kQwen2_5Vl, C::kHfV5, "5.6.2", "5.17.0", kRunsGolden},
       {F::kQwen2_5Vl, C::kHfV5_18, "5.18.0", "5.23.0", kRunsLive},
       {F::kQwen2_5Vl, C::kVllm, "0.33.0", "0.33.0", kLiveGolden},
-      {F::kQwen3Vl, C::kHfV4, "4.57.6", "4.57.6", kRunsLiveGolden},
-      {F::kQwen3Vl, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
-      {F::kQwen3Vl, C::kHfV5, "5.3.0", "5.23.0", kRunsLiveGolden},
+      {F::kQwen3Vl, C::kHfV4, "4.57.6", "5.1.0", kRunsLiveGolden},
+      {F::kQwen3Vl, C::kHfV5_2, "5.2.0", "5.2.0", kRunsGolden},
+      {F::kQwen3Vl, C::kHfV5, "5.4.0", "5.23.0", kRunsLiveGolden},
       {F::kQwen3Vl, C::kVllm, "0.33.0", "0.33.0", kLiveGolden},
-      {F::kQwen2_5Omni, C::kHfV4, "4.51.3", "4.57.6", kRunsLiveGolden},
+      {F::kQwen2_5Omni, C::kHfV4, "4.52.4", "4.57.6", kRunsLiveGolden},
       {F::kQwen2_5Omni, C::kHfV5_2, "5.0.0", "5.23.0", kRunsLiveGolden},
       {F::kQwen3Omni, C::kHfV4, "4.57.6", "4.57.6", kGolden},
       {F::kQwen3Omni, C::kHfV5_2, "5.2.0", "5.2.0", kGolden},
@@ -61,16 +60,16 @@ std::vector<ConventionRelease> BuildReleases() {
       {F::kGlm4vMoe, C::kHfV4, "4.57.6", "4.57.6", kGolden},
       {F::kGlm4vMoe, C::kHfV5_2, "5.2.0", "5.2.0", kGolden},
       {F::kQwen3_5, C::kHfV5_2, "5.2.0", "5.2.0", kRunsGolden},
-      {F::kQwen3_5, C::kHfV5, "5.3.0", "5.23.0", kRunsLive},
+      {F::kQwen3_5, C::kHfV5, "5.4.0", "5.23.0", kRunsLive},
       {F::kQwen3_5Moe, C::kHfV5_2, "5.2.0", "5.2.0", kGolden},
       {F::kGlm46v, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
       {F::kGlm46v, C::kHfV5, "5.3.0", "5.23.0", kRunsLive},
       {F::kGlmOcr, C::kHfV5_2, "5.2.0", "5.2.0", kGolden},
-      {F::kPaddleOcrVl, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
+      {F::kPaddleOcrVl, C::kHfV5_2, "5.2.0", "5.2.0", kRunsGolden},
       {F::kPaddleOcrVl, C::kHfV5, "5.3.0", "5.23.0", kRunsLive},
-      {F::kErnie4_5VlMoe, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
-      {F::kErnie4_5VlMoe, C::kHfV5, "5.3.0", "5.23.0", kRunsLive},
-      {F::kGlmImage, C::kHfV5_2, "5.0.0", "5.23.0", kRunsLiveGolden},
+      {F::kErnie4_5VlMoe, C::kHfV5_2, "5.2.0", "5.2.0", kGoldenNotDecode},
+      {F::kErnie4_5VlMoe, C::kHfV5, "5.6.2", "5.23.0", kRunsLive},
+      {F::kGlmImage, C::kHfV5_2, "5.1.0", "5.23.0", kRunsLiveGolden},
   };
 }
 

@@ -35,6 +35,8 @@ MODEL_CLASSES = {
     "cosmos3_omni": "cosmos3_omni.modeling_cosmos3_omni.Cosmos3OmniModel",
     "cosmos3_edge": "cosmos3_edge.modeling_cosmos3_edge.Cosmos3EdgeModel",
 }
+# A class's name in earlier releases (reference_releases.py): ERNIE's in 5.0 to 5.2.
+FORMER_NAMES = {"ernie4_5_vl_moe": ("Ernie4_5_VL_MoeModel",)}
 
 
 class _Self:
@@ -77,7 +79,8 @@ def model_class(family):
         module = importlib.import_module("transformers.models." + module)
     except ImportError:
         return None
-    for candidate in (name, name.removesuffix("Model") + "ForConditionalGeneration"):
+    for candidate in (name, *FORMER_NAMES.get(family, ()),
+                      name.removesuffix("Model") + "ForConditionalGeneration"):
         cls = getattr(module, candidate, None)
         if cls is not None and hasattr(cls, "get_rope_index"):
             return cls
@@ -109,7 +112,9 @@ def run(family, config, prompts, decode_steps):
         if v5_generate:
             # generate(): model_kwargs["position_ids"] grows by _update_model_kwargs_for_generation
             # each step (the text row in front of these three does not change them).
-            model_kwargs = {"position_ids": positions}
+            # (5.0 to 5.2's step also advances cache_position, which it requires.)
+            model_kwargs = {"position_ids": positions,
+                            "cache_position": torch.arange(positions.shape[-1])}
             for _ in range(decode_steps):
                 model_kwargs = GenerationMixin._update_model_kwargs_for_generation(
                     this, {}, model_kwargs, num_new_tokens=1)

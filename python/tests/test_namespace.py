@@ -12,7 +12,7 @@ import mrope.integrations.transformers  # noqa: F401  (imports no transformers)
 
 # The documented API: mrope's docstring and README ("Python"), mrope.cuda's docstring.
 DOCUMENTED = {
-    "mrope": {"Model", "Plan", "presets"},
+    "mrope": {"Model", "Plan", "conventions", "presets"},
     "mrope.cuda": {"available", "apply_mrope_", "apply_mrope", "fused_mrope_", "Decode", "cos_sin",
                    "error_flag", "model_key", "ERROR_POSITION_OUT_OF_RANGE",
                    "ERROR_SEQUENCE_OUT_OF_RANGE", "ERROR_SLOT_OUT_OF_RANGE"},

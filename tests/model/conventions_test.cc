@@ -22,7 +22,10 @@ using ::testing::HasSubstr;
 TEST(Conventions, ReleasesResolveToTheConventionCoveringThem) {
   EXPECT_EQ(ResolveConvention(ModelFamily::kQwen2_5Vl, "transformers==4.57.6").value(),
             Convention::kHfV4);
+  // transformers 5.0 and 5.1 still give 4.x's values for the Qwen-VL families (release runs).
   EXPECT_EQ(ResolveConvention(ModelFamily::kQwen2_5Vl, "transformers==5.1.0").value(),
+            Convention::kHfV4);
+  EXPECT_EQ(ResolveConvention(ModelFamily::kQwen2_5Vl, "transformers==5.2.0").value(),
             Convention::kHfV5_2);
   EXPECT_EQ(ResolveConvention(ModelFamily::kQwen2_5Vl, "transformers==5.17.0").value(),
             Convention::kHfV5);
@@ -47,6 +50,10 @@ TEST(Conventions, UnverifiedReleasesNameTheVerifiedOnes) {
   EXPECT_THAT(later.message(),
               HasSubstr("transformers 5.24.0 is not a release mrope has verified for qwen3_5"));
   EXPECT_THAT(later.message(), HasSubstr("to 5.23.0 (transformers-5.3)"));
+  // Qwen2-VL's 5.3.0 to 5.5.4 give values no convention reproduces: a gap between ranges.
+  EXPECT_THAT(ResolveConvention(ModelFamily::kQwen2Vl, "transformers==5.4.0").status().message(),
+              HasSubstr("verified: 4.45.2 to 5.1.0 (transformers-4.45), 5.2.0 "
+                        "(transformers-5.0), 5.6.2 to 5.23.0 (transformers-5.3)"));
   // Qwen3.5 is new in 5.x: no 4.x release.
   EXPECT_THAT(ResolveConvention(ModelFamily::kQwen3_5, "transformers==4.57.6").status().message(),
               HasSubstr("verified: "));
