@@ -18,15 +18,16 @@ import reference_differences
 import reference_env
 import reference_prompts
 
-FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
-            "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image")
+FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "qwen3_5_moe", "glm46v",
+            "paddleocr_vl", "qwen2_5_omni", "qwen3_omni", "ernie4_5_vl_moe", "glm_image")
 # Families new in transformers 5.x: mrope's one preset for each follows v5.2.0 (hf_v5_2).
-NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
+NEW_IN_V5 = ("qwen3_5", "qwen3_5_moe", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
+OMNI = ("qwen2_5_omni", "qwen3_omni")
 # Of those, the ones given the processor's mm_token_type_ids as 5.23's processor returns them
 # (Qwen3.5's outer <vision_start> ... <vision_end> around a video's frames is parsed from
 # them only: a token scan refuses it; ERNIE needs them); GLM's bracketed videos refuse them
 # (reference_differences).
-TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl", "ernie4_5_vl_moe")
+TYPED_BLOCKS = ("qwen3_5", "qwen3_5_moe", "paddleocr_vl", "ernie4_5_vl_moe")
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
 
@@ -46,7 +47,7 @@ def preset(version, family):
     mm_token_type_ids)."""
     if version < (5, 0):
         return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
-    if family in ("glm4v", "qwen2_5_omni"):
+    if family in ("glm4v",) + OMNI:
         return family + "_hf_v5_2"
     if family in NEW_IN_V5:
         return family
@@ -101,7 +102,7 @@ def mrope_outputs(version, family, prompt, overrides=None):
     model = model_for(version, family, tuple(sorted((overrides or {}).items())))
     kwargs = {k: prompt[k] for k in ("attention_mask", "image_grid_thw", "video_grid_thw",
                                      "second_per_grid_ts") if prompt[k] is not None}
-    if family == "qwen2_5_omni":  # the thinker's names
+    if family in OMNI:  # the thinkers' names
         kwargs["second_per_grids"] = kwargs.pop("second_per_grid_ts", None)
         kwargs.update(audio_seqlens=prompt["audio_seqlens"],
                       use_audio_in_video=prompt["use_audio_in_video"])
