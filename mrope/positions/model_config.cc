@@ -104,10 +104,11 @@ PositionPolicy PolicyFor(const ModelConfig& config) {
   const PositionRules& rules = *config.rules;
   PositionPolicy p = rules.policy;
   p.convention = config.convention;
-  const ConventionRules& c =
-      ConventionRulesOf(config.convention == Convention::kHfV5_2 && rules.v5_2_keeps_v4_generate
-                            ? Convention::kHfV4
-                            : config.convention);
+  const ConventionAs* as = nullptr;
+  for (const ConventionAs& row : rules.conventions_as) {
+    if (row.convention == config.convention) as = &row;
+  }
+  const ConventionRules& c = ConventionRulesOf(as ? as->rules_of : config.convention);
   p.per_request = c.per_request;
   if (c.per_request) p.pad_value = 0;  // vLLM has no padding: each row is right-aligned
   if (c.v5_get_rope_index) p.pad_value = rules.v5_pad_value;
@@ -115,7 +116,7 @@ PositionPolicy PolicyFor(const ModelConfig& config) {
   p.delta_against_unpadded = p.delta_against_unpadded || c.delta_against_unpadded;
   p.text_only = c.text_only;
   // A family's own rule (GLM-Image's) is not a convention's to change.
-  if (p.decode != DecodeRule::kTargetGridTable) p.decode = c.decode;
+  if (p.decode != DecodeRule::kTargetGridTable) p.decode = as ? as->decode : c.decode;
   if (p.block_end == BlockEnd::kMaxPlusOne) p.block_end = c.block_end;
   p.blocks_from_type_ids = p.blocks_from_type_ids || c.blocks_from_type_ids;
   if (c.images_step_time && p.image_time == TimeIndex::kZero) p.image_time = TimeIndex::kFrame;

@@ -40,6 +40,8 @@ enum class Convention {
   kHfV5_2,
   // HF transformers v5.15.0 get_rope_index: blocks from mm_token_type_ids, text after a block
   // resumes at its start + max(h, w) / merge, delta against the unpadded length, pads 0.
+  // The Omni thinkers (PositionRules::conventions_as): v4.57.6's get_rope_index with
+  // v5.16.0's generate(), which decodes each axis from its own last value.
   kHfV5,
   // vLLM: each row is its own unpadded request, delta against the unpadded length, pads 0,
   // image grids must have t == 1.
@@ -223,6 +225,13 @@ struct PositionPolicy {
   bool zero_deltas = false;
 };
 
+// Under `convention`, a family follows `rules_of`'s rules but decodes by `decode`.
+struct ConventionAs {
+  Convention convention;
+  Convention rules_of;
+  DecodeRule decode;
+};
+
 // A model family's position rules, as data: the policy under its reference convention, the
 // token ids it reads, and what its transformers 5.x code does differently. The model layer's
 // rows (mrope/model/model_family.h) hold one each.
@@ -235,8 +244,9 @@ struct PositionRules {
   // huggingface/transformers#43952).
   double v5_pad_value = 0;
   bool v5_2_clamps_delta = false;
-  // The Omni thinkers compute positions in their own forward: v5.2.0 is v4.57.6 for them.
-  bool v5_2_keeps_v4_generate = false;
+  // Conventions under which the family's code follows another convention's rules with a
+  // decode rule of its own (the Omni thinkers keep v4.57.6's get_rope_index through 5.x).
+  std::vector<ConventionAs> conventions_as;
   // The conventions implemented (and golden-checked) for the family.
   std::vector<Convention> conventions = {Convention::kHfV4};
 };

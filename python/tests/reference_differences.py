@@ -1,7 +1,8 @@
 """Every difference between mrope and an installed reference that the differential tests
-(test_reference_transformers.py) accept: one row each. A (reference, family) pair without a
-row must agree bit for bit on every prompt; with a row, mrope's preset may differ only in the
-row's fields, and at least one prompt must show the difference (a fixed reference retires it).
+(test_reference_transformers.py) accept: one row each (a row's family may be a tuple of the
+families that run one reference function). A (reference, family) pair without a row must
+agree bit for bit on every prompt; with a row, mrope's preset may differ only in the row's
+fields, and at least one prompt must show the difference (a fixed reference retires it).
 Where `reproduced_by` names preset overrides, mrope with them must agree bit for bit.
 
 Fields mrope and a reference can differ in (test_reference_transformers.FIELDS):
@@ -58,20 +59,22 @@ DIFFERENCES = (
         # Run: 5.2.0 agrees on every prompt; 5.3.0 and 5.23.0 give these deltas (5.3.0's
         # Qwen3.5 also raises StopIteration on most video prompts).
         references=">=5.3.0",
-        family="qwen3_5",
+        # Qwen3_5MoeModel.get_rope_index is Qwen3.5's, character for character (5.23.0).
+        family=("qwen3_5", "qwen3_5_moe"),
         fields=("deltas",),
         reproduced_by=None,
         reference_line="transformers/models/qwen3_5/modeling_qwen3_5.py, "
-                       "Qwen3_5Model.get_rope_index: `llm_positions.max() + 1 - "
+                       "Qwen3_5Model.get_rope_index (qwen3_5_moe/modeling_qwen3_5_moe.py, "
+                       "Qwen3_5MoeModel.get_rope_index, the same): `llm_positions.max() + 1 - "
                        "len(current_input_ids)` (the unpadded row)",
-        what="mrope's one Qwen3.5 preset, qwen3_5 (hf_v5_2), gives a padded row the delta "
+        what="mrope's one Qwen3.5 preset, qwen3_5 (hf_v5_2; qwen3_5_moe the same), gives a padded row the delta "
              "max + 1 - L of the padded row; 5.23 gives max + 1 - n. Positions, padding slots "
              "(0) and decode agree, mm_token_type_ids given as 5.23's processor returns them "
              "(the outer <vision_start> ... <vision_end> it keeps around a video's frames is "
              "refused by the token scan without them). Smallest: right T1 I1x2x2 | T2 I1x2x2: "
              "row 0's delta -1 (5.23: 0).",
         test="test_reference_transformers.py::test_get_rope_index"
-             "[transformers==5.23.0-qwen3_5-*]"),
+             "[transformers==5.23.0-qwen3_5-*], [transformers==5.23.0-qwen3_5_moe-*]"),
     Difference(
         name="glm46v_no_hf_v5_convention",
         # Run: 5.2.0 agrees on every prompt; 5.3.0 and 5.23.0 give these values.
@@ -140,6 +143,7 @@ def _version(text):
 def difference_for(version, family):
     """The row covering transformers `version` (a tuple) and `family`, or None."""
     rows = [d for d in DIFFERENCES
-            if d.family == family and version >= _version(d.references.lstrip(">="))]
+            if family in ((d.family,) if isinstance(d.family, str) else d.family) and
+            version >= _version(d.references.lstrip(">="))]
     assert len(rows) <= 1, rows
     return rows[0] if rows else None

@@ -47,7 +47,9 @@ def preset(version, family):
     mm_token_type_ids)."""
     if version < (5, 0):
         return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
-    if family in ("glm4v",) + OMNI:
+    if family in OMNI:
+        return family + ("_hf_v5" if version >= (5, 16) else "_hf_v5_2")
+    if family == "glm4v":
         return family + "_hf_v5_2"
     if family in NEW_IN_V5:
         return family
@@ -108,7 +110,9 @@ def mrope_outputs(version, family, prompt, overrides=None):
                       use_audio_in_video=prompt["use_audio_in_video"])
     if family == "glm_image":
         kwargs["images_per_sample"] = prompt["images_per_sample"]
-    if model.convention == "hf_v5" or family in TYPED_BLOCKS:
+    # mm_token_type_ids where the convention's get_rope_index reads them (hf_v5 but the Omni
+    # thinkers', model._positional: the family row's rope_index) or the family needs them.
+    if "mm_token_type_ids" in model._positional or family in TYPED_BLOCKS:
         kwargs["mm_token_type_ids"] = prompt["mm_token_type_ids"]
     positions, deltas = model.get_rope_index(prompt["input_ids"], **kwargs)
     decode = model.plan(prompt["input_ids"], **kwargs).decode_positions(DECODE_STEPS)

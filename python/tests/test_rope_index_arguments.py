@@ -37,6 +37,8 @@ V5_2_0 = dict(V4_57_6, **{
 V5_15_0 = {
     "qwen2_vl": types_first(GRIDS_MASK), "qwen2_5_vl": types_first(QWEN2_5_VL),
     "qwen3_vl": types_first(GRIDS_MASK),
+    # The Omni thinkers' hf_v5 (5.16.0's generate()) keeps v4.57.6's get_rope_index.
+    "qwen2_5_omni": OMNI, "qwen3_omni": OMNI,
 }
 # The vLLM convention keeps the checkpoints' HF (v4) order: vLLM has no get_rope_index.
 REFERENCE = {"hf_v4": V4_57_6, "hf_v5_2": V5_2_0, "hf_v5": V5_15_0, "vllm": V4_57_6}
