@@ -24,7 +24,9 @@ if [ "${1:-}" = --locate ]; then
     echo "no Python test environment for $pins at $env: run tools/python_env.sh" >&2
     exit 1
   fi
-  touch "$env/.complete"  # in use: see the clean-up below
+  # In use: see the clean-up below. Bazel's test sandbox mounts the cache read-only: there the
+  # use is not recorded (tools/test.sh and the build record it).
+  touch "$env/.complete" 2>/dev/null || true
   echo "$env"
   exit 0
 fi
