@@ -2,7 +2,7 @@
 the process the test starts for that transformers (its directory first on sys.path).
 
 stdin: pickle {"families": {family: (config, [prompts of reference_prompts.py])},
-"decode_steps": K}.
+"decode_steps": K, "generate_prompts": G (THINKERS: generate() runs on the first G prompts)}.
 stdout: pickle {"version", "results": {family: [{positions, deltas, decode, error}]},
 "sources": {family: "path:line of get_rope_index"}}; numpy arrays, dtypes as torch gave them.
 
@@ -161,14 +161,14 @@ def _tensor(value, dtype=None):
     return None if value is None else torch.tensor(value, dtype=dtype)
 
 
-def run(family, config, prompts, decode_steps):
+def run(family, config, prompts, decode_steps, generate_prompts):
     cls = _import(MODEL_CLASSES[family])
     this = _Self(cls, _config(config))
     thinker = _thinker(family, config) if family in THINKERS else None
     accepted = inspect.signature(cls.get_rope_index).parameters
     v5_generate = "mm_token_type_ids" in accepted  # decode: each axis from its own last value
     results = []
-    for prompt in prompts:
+    for index, prompt in enumerate(prompts):
         kwargs = {key: _tensor(prompt[key]) for key in
                   ("attention_mask", "mm_token_type_ids", "image_grid_thw", "video_grid_thw")}
         kwargs["second_per_grid_ts"] = _tensor(prompt["second_per_grid_ts"], torch.float32)
@@ -192,7 +192,7 @@ def run(family, config, prompts, decode_steps):
                 model_kwargs = GenerationMixin._update_model_kwargs_for_generation(
                     this, {}, model_kwargs, num_new_tokens=1)
             result["decode"] = model_kwargs["position_ids"][..., -decode_steps:].numpy()
-        if thinker is not None:
+        if thinker is not None and index < generate_prompts:
             result["decode"] = _generate_decode(thinker, prompt, decode_steps)
         cached = this.__dict__.get("_cached_decode_position_ids")
         if cached is not None:
@@ -211,7 +211,7 @@ def main():
                 "results": {}, "sources": {}}
     for family, (config, prompts) in request["families"].items():
         response["results"][family], response["sources"][family] = run(
-            family, config, prompts, request["decode_steps"])
+            family, config, prompts, request["decode_steps"], request["generate_prompts"])
     pickle.dump(response, sys.stdout.buffer)
 
 

@@ -5,7 +5,8 @@
 get_rope_index and decode positions under the convention that reproduces the release: values,
 dtypes, padding slots, deltas. Differences mrope keeps are the rows of reference_differences.py.
 
-Options (conftest.py): --cases N prompts per family and release, --seed S.
+Options (conftest.py): --cases N prompts per family and release, --seed S, --generate-cases G
+(the Omni thinkers' generate() decodes the first G).
 """
 import functools
 import sys
@@ -77,9 +78,10 @@ def prompts(reference, family, cases, seed):
 
 
 @functools.lru_cache(maxsize=None)
-def reference_outputs(reference, cases, seed):
-    """The release's results for every family's prompts: one process per release."""
-    request = {"decode_steps": DECODE_STEPS, "families": {
+def reference_outputs(reference, cases, seed, generate_cases):
+    """The release's results for every family's prompts: one process per release; the Omni
+    thinkers' decode positions from generate() on the first `generate_cases` prompts."""
+    request = {"decode_steps": DECODE_STEPS, "generate_prompts": generate_cases, "families": {
         f: (reference_prompts.FAMILY_CONFIG[f], prompts(reference, f, cases, seed))
         for f in families(REFERENCES[reference][0])}}
     return reference_env.run("reference_runner.py", REFERENCES[reference][1], request)
@@ -90,7 +92,8 @@ def case(request):
     """(prompts, the release's outputs) under the run's --cases and --seed."""
     cases, seed = request.config.getoption("cases"), request.config.getoption("seed")
     reference, family = request.getfixturevalue("reference"), request.getfixturevalue("family")
-    return prompts(reference, family, cases, seed), reference_outputs(reference, cases, seed)
+    return prompts(reference, family, cases, seed), reference_outputs(
+        reference, cases, seed, request.config.getoption("generate_cases"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,9 +145,22 @@ def differing_fields(ours, theirs, prompt):
 
 def test_reference_is_the_pinned_release(reference, request):
     outputs = reference_outputs(reference, request.config.getoption("cases"),
-                                request.config.getoption("seed"))
+                                request.config.getoption("seed"),
+                                request.config.getoption("generate_cases"))
     assert "transformers==" + outputs["version"] == reference
     assert outputs["torch"].startswith("2.15.0")
+
+
+def test_omni_decode_comes_from_generate(reference, request):
+    """The Omni thinkers' decode is compared: generate() ran on the first --generate-cases
+    prompts of each (a runner that skipped it would compare get_rope_index only)."""
+    cases = request.config.getoption("cases")
+    generate_cases = request.config.getoption("generate_cases")
+    outputs = reference_outputs(reference, cases, request.config.getoption("seed"),
+                                generate_cases)
+    for family in OMNI:
+        decoded = ["decode" in result for result in outputs["results"][family]]
+        assert decoded == [i < generate_cases for i in range(cases)], family
 
 
 def test_get_rope_index(case, reference, family, index):

@@ -281,8 +281,9 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
               ElementsAre("qwen2_vl", "qwen2_vl_hf_v5_2", "qwen2_vl_hf_v5", "qwen2_vl_vllm",
                           "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_hf_v5_2", "qwen2_5_vl_hf_v5",
                           "qwen2_5_vl_vllm", "qwen3_vl", "qwen3_vl_hf_v5_2", "qwen3_vl_hf_v5",
-                          "qwen3_vl_vllm", "qwen2_5_omni", "qwen2_5_omni_hf_v5_2", "qwen3_omni",
-                          "qwen3_omni_hf_v5_2", "glm4v", "glm4v_hf_v5_2", "glm4v_moe",
+                          "qwen3_vl_vllm", "qwen2_5_omni", "qwen2_5_omni_hf_v5_2",
+                          "qwen2_5_omni_hf_v5", "qwen3_omni", "qwen3_omni_hf_v5_2",
+                          "qwen3_omni_hf_v5", "glm4v", "glm4v_hf_v5_2", "glm4v_moe",
                           "glm4v_moe_hf_v5_2", "qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr",
                           "paddleocr_vl", "ernie4_5_vl_moe", "glm_image"));
   for (const std::string& name : names) {
