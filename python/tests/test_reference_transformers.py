@@ -44,8 +44,9 @@ def families(version):
 def preset(version, family):
     """mrope's preset for transformers `version`: hf_v5 from 5.3 (get_rope_index reads
     mm_token_type_ids), hf_v4 before. GLM-4.1V and the NEW_IN_V5 families have no hf_v5 preset
-    (reference_differences); nor has the Qwen2.5-Omni thinker (its get_rope_index reads no
-    mm_token_type_ids)."""
+    (reference_differences). The Omni thinkers' get_rope_index is v4.57.6's in every release;
+    their generate() decodes as hf_v4 up to 5.15.1 (hf_v5_2) and each axis from its last value
+    from 5.16.0 (hf_v5), found by running the releases."""
     if version < (5, 0):
         return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family)
     if family in OMNI:
