@@ -25,6 +25,7 @@ constexpr absl::string_view kRuns = "release runs";
 constexpr absl::string_view kRunsLive = "release runs; live tests";
 constexpr absl::string_view kRunsGolden = "release runs; golden files";
 constexpr absl::string_view kRunsLiveGolden = "release runs; live tests; golden files";
+constexpr absl::string_view kLive = "live tests";
 constexpr absl::string_view kGolden = "golden files";
 constexpr absl::string_view kLiveGolden = "live tests; golden files";
 constexpr absl::string_view kGoldenMain = "golden files of vLLM's main of August 2026";
@@ -50,10 +51,14 @@ std::vector<ConventionRelease> BuildReleases() {
       {F::kQwen3Vl, C::kHfV5_2, "5.2.0", "5.2.0", kRunsGolden},
       {F::kQwen3Vl, C::kHfV5, "5.4.0", "5.23.0", kRunsLiveGolden},
       {F::kQwen3Vl, C::kVllm, "0.33.0", "0.33.0", kLiveGolden},
+      // The Omni thinkers' generate() (PR #47872) decodes each axis from its last value from
+      // 5.16.0: 5.15.1 and 5.16.0 to 5.23.0 run with the thinkers' decode driven.
       {F::kQwen2_5Omni, C::kHfV4, "4.52.4", "4.57.6", kRunsLiveGolden},
-      {F::kQwen2_5Omni, C::kHfV5_2, "5.0.0", "5.23.0", kRunsLiveGolden},
-      {F::kQwen3Omni, C::kHfV4, "4.57.6", "4.57.6", kGolden},
-      {F::kQwen3Omni, C::kHfV5_2, "5.2.0", "5.2.0", kGolden},
+      {F::kQwen2_5Omni, C::kHfV5_2, "5.0.0", "5.15.1", kRunsGolden},
+      {F::kQwen2_5Omni, C::kHfV5, "5.16.0", "5.23.0", kRunsLive},
+      {F::kQwen3Omni, C::kHfV4, "4.57.6", "4.57.6", kLiveGolden},
+      {F::kQwen3Omni, C::kHfV5_2, "5.2.0", "5.15.1", kRunsGolden},
+      {F::kQwen3Omni, C::kHfV5, "5.16.0", "5.23.0", kRunsLive},
       {F::kGlm4v, C::kHfV4, "4.53.3", "4.57.6", kRunsLiveGolden},
       {F::kGlm4v, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
       {F::kGlm4v, C::kHfV5, "5.3.0", "5.23.0", kRunsLive},
@@ -62,6 +67,7 @@ std::vector<ConventionRelease> BuildReleases() {
       {F::kQwen3_5, C::kHfV5_2, "5.2.0", "5.2.0", kRunsGolden},
       {F::kQwen3_5, C::kHfV5, "5.4.0", "5.23.0", kRunsLive},
       {F::kQwen3_5Moe, C::kHfV5_2, "5.2.0", "5.2.0", kGolden},
+      {F::kQwen3_5Moe, C::kHfV5, "5.23.0", "5.23.0", kLive},
       {F::kGlm46v, C::kHfV5_2, "5.0.0", "5.2.0", kRunsGolden},
       {F::kGlm46v, C::kHfV5, "5.3.0", "5.23.0", kRunsLive},
       {F::kGlmOcr, C::kHfV5_2, "5.2.0", "5.2.0", kGolden},
@@ -70,6 +76,11 @@ std::vector<ConventionRelease> BuildReleases() {
       {F::kErnie4_5VlMoe, C::kHfV5_2, "5.2.0", "5.2.0", kGoldenNotDecode},
       {F::kErnie4_5VlMoe, C::kHfV5, "5.6.2", "5.23.0", kRunsLive},
       {F::kGlmImage, C::kHfV5_2, "5.1.0", "5.23.0", kRunsLiveGolden},
+      {F::kQwen4Exp, C::kHfV5, "5.23.0", "5.23.0", kLive},
+      {F::kCosmos3Omni, C::kHfV5, "5.23.0", "5.23.0", kLive},
+      {F::kCosmos3Omni, C::kVllm, "0.33.0", "0.33.0", kLive},
+      {F::kCosmos3Edge, C::kHfV5, "5.23.0", "5.23.0", kLive},
+      {F::kCosmos3Edge, C::kVllm, "0.33.0", "0.33.0", kLive},
   };
 }
 

@@ -118,8 +118,12 @@ void GlmRules(ModelFamilyInfo& row) {
 }
 
 // What the Omni thinkers share: audio, scaled image time, the video_second_per_grid list, the
-// unpadded delta, seconds_per_chunk 2 (Qwen2.5-Omni reads it), and their own forward (v5.2.0
-// is v4.57.6 for them).
+// unpadded delta, seconds_per_chunk 2 (Qwen2.5-Omni reads it), and their own get_rope_index
+// and generate(). Their get_rope_index is v4.57.6's through 5.x (it reads no
+// mm_token_type_ids). Their generate() decodes at cache position + delta up to 5.15.1
+// (hf_v5_2); from 5.16.0 (PR #47872: compute_3d_position_ids, and
+// _prepare_position_ids_for_generation, whose positions generate() grows) each axis from its
+// own last value (hf_v5), found by running 5.15.1, 5.16.0 and the releases around them.
 void OmniRules(ModelFamilyInfo& row) {
   row.rules.token_keys = OmniKeys();
   row.preset.seconds_per_chunk = 2;
@@ -128,8 +132,10 @@ void OmniRules(ModelFamilyInfo& row) {
   p.seconds_list = SecondsList::kVideoSecondPerGrid;
   p.has_audio = true;
   p.delta_against_unpadded = true;
-  row.rules.v5_2_keeps_v4_generate = true;
-  row.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2};
+  row.rules.conventions_as = {
+      {Convention::kHfV5_2, Convention::kHfV4, DecodeRule::kCachePlusDelta},
+      {Convention::kHfV5, Convention::kHfV4, DecodeRule::kPerAxisFromLast}};
+  row.rules.conventions = {Convention::kHfV4, Convention::kHfV5_2, Convention::kHfV5};
   row.processor = ProcessorLayout::kOmniAudio;
   row.rope_index.hf = {"image_grid_thw", "video_grid_thw", "attention_mask",
                        "use_audio_in_video", "audio_seqlens", "second_per_grids"};
@@ -261,7 +267,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rope = {256, 1e4, {11, 11, 10}, MropeLayout::kInterleaved, 0.25};
     Qwen3VlRules(r);
     NewInV5(r);
-    if (family == ModelFamily::kQwen3_5) From5_3(r);  // Qwen3.5-MoE's releases are not run
+    From5_3(r);  // Qwen3.5-MoE: its 5.23.0 get_rope_index is Qwen3.5's (live tests)
     r.qk_norm = QkNorm::kOnePlusWeight;
     rows.push_back(r);
   }

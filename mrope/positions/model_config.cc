@@ -106,10 +106,11 @@ PositionPolicy PolicyFor(const ModelConfig& config) {
   const PositionRules& rules = *config.rules;
   PositionPolicy p = rules.policy;
   p.convention = config.convention;
-  const ConventionRules& c =
-      ConventionRulesOf(config.convention == Convention::kHfV5_2 && rules.v5_2_keeps_v4_generate
-                            ? Convention::kHfV4
-                            : config.convention);
+  const ConventionAs* as = nullptr;
+  for (const ConventionAs& row : rules.conventions_as) {
+    if (row.convention == config.convention) as = &row;
+  }
+  const ConventionRules& c = ConventionRulesOf(as ? as->rules_of : config.convention);
   p.per_request = c.per_request;
   if (c.pads == PadSource::kFamilyV5_2Code) p.pad_value = rules.v5_2_pad_value;
   if (c.pads == PadSource::kZero) p.pad_value = 0;
@@ -117,7 +118,7 @@ PositionPolicy PolicyFor(const ModelConfig& config) {
   p.delta_against_unpadded = p.delta_against_unpadded || c.delta_against_unpadded;
   p.text_only = c.text_only;
   // A family's own rule (GLM-Image's) is not a convention's to change.
-  if (p.decode != DecodeRule::kTargetGridTable) p.decode = c.decode;
+  if (p.decode != DecodeRule::kTargetGridTable) p.decode = as ? as->decode : c.decode;
   if (p.block_end == BlockEnd::kMaxPlusOne) p.block_end = c.block_end;
   p.type_ids_unread = c.blocks_from_type_ids && rules.v5_blocks_by_token_scan;
   p.blocks_from_type_ids =

@@ -41,6 +41,8 @@ enum class Convention {
   kHfV5_2,
   // HF transformers from 5.3 (golden: v5.15.0): blocks from mm_token_type_ids, text after a
   // block resumes at its start + max(h, w) / merge, delta against the unpadded length, pads 0.
+  // The Omni thinkers (PositionRules::conventions_as): v4's get_rope_index with 5.16's
+  // generate(), which decodes each axis from its own last value.
   kHfV5,
   // vLLM: each row is its own unpadded request, delta against the unpadded length, pads 0,
   // image grids must have t == 1.
@@ -230,6 +232,13 @@ struct PositionPolicy {
   bool zero_deltas = false;
 };
 
+// Under `convention`, a family follows `rules_of`'s rules but decodes by `decode`.
+struct ConventionAs {
+  Convention convention;
+  Convention rules_of;
+  DecodeRule decode;
+};
+
 // A model family's position rules, as data: the policy under its reference convention, the
 // token ids it reads, and what its transformers 5.x code does differently. The model layer's
 // rows (mrope/model/model_family.h) hold one each.
@@ -242,12 +251,13 @@ struct PositionRules {
   // rule, huggingface/transformers#43952). From 5.3 every family's pads hold 0.
   double v5_2_pad_value = 0;
   bool v5_2_clamps_delta = false;
-  // The Omni thinkers compute positions in their own forward: v5.2.0 is v4.57.6 for them.
-  bool v5_2_keeps_v4_generate = false;
   // GLM's bracketed videos: the blocks 5.3+'s mm_token_type_ids give are the frames the token
   // scan finds, so the scan finds them (mrope's type-id scan refuses the brackets).
   bool v5_blocks_by_token_scan = false;
-  // The conventions implemented (and golden-checked or run against releases) for the family.
+  // Conventions under which the family's code follows another convention's rules with a
+  // decode rule of its own (the Omni thinkers keep v4.57.6's get_rope_index through 5.x).
+  std::vector<ConventionAs> conventions_as;
+  // The conventions implemented (and golden-checked) for the family.
   std::vector<Convention> conventions = {Convention::kHfV4};
 };
 

@@ -3,6 +3,8 @@
 
     --cases N               prompts per family and reference (default 250; CI runs the default)
     --seed S                the prompts' seed (default 0): another seed, other prompts
+    --generate-cases G      of those, how many the Omni thinkers' generate() decodes (default
+                            64: a tiny model's generate() costs 50-150 ms a prompt)
     --without-references    leaves them out (//python:pytest, which also runs under ASan)
 """
 
@@ -12,6 +14,8 @@ def pytest_addoption(parser):
     group.addoption("--cases", type=int, default=250,
                     help="random prompts per family and reference (default 250)")
     group.addoption("--seed", type=int, default=0, help="seed of the random prompts (default 0)")
+    group.addoption("--generate-cases", type=int, default=64,
+                    help="prompts the Omni thinkers' generate() decodes (default 64)")
     group.addoption("--without-references", action="store_true",
                     help="do not collect test_reference_*.py")
 

@@ -1,8 +1,10 @@
 """Every difference between mrope and an installed reference that the differential tests
-(test_reference_transformers.py) accept: one row each. A (reference, family) pair without a
-row must agree bit for bit on every prompt under the convention mrope resolves for the
-release (Model.from_config(family, convention="transformers==X")); with a row, mrope may differ
-only in the row's fields, and at least one prompt must show the difference (a fixed reference retires it).
+(test_reference_transformers.py) accept: one row each (a row's family may be a tuple of the
+families that run one reference function). A (reference, family) pair without a row must
+agree bit for bit on every prompt under the convention mrope resolves for the release
+(Model.from_config(family, convention="transformers==X")); with a row, mrope may differ only
+in the row's fields, and at least one prompt must show the difference (a fixed reference
+retires it).
 Where `reproduced_by` names preset overrides, mrope with them must agree bit for bit.
 
 Fields mrope and a reference can differ in (test_reference_transformers.FIELDS):
@@ -30,6 +32,7 @@ def _version(text):
 def difference_for(version, family):
     """The row covering transformers `version` (a tuple) and `family`, or None."""
     rows = [d for d in DIFFERENCES
-            if d.family == family and version >= _version(d.references.lstrip(">="))]
+            if family in ((d.family,) if isinstance(d.family, str) else d.family) and
+            version >= _version(d.references.lstrip(">="))]
     assert len(rows) <= 1, rows
     return rows[0] if rows else None

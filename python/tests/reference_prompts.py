@@ -42,6 +42,12 @@ FAMILY_CONFIG = {
     "qwen2_5_omni": {**_QWEN_IDS, "audio_token_id": 151646, "audio_start_token_id": 151647,
                      "audio_end_token_id": 151648, "spatial_merge_size": 2,
                      "position_id_per_seconds": 25, "seconds_per_chunk": 2},
+    # Qwen/Qwen3-Omni-30B-A3B-Instruct's thinker.
+    "qwen3_omni": {**_QWEN_IDS, "audio_token_id": 151675, "audio_start_token_id": 151669,
+                   "audio_end_token_id": 151670, "spatial_merge_size": 2,
+                   "position_id_per_seconds": 13},
+    # Qwen3.5-MoE: Qwen3.5's ids (transformers 5.23's configuration defaults).
+    "qwen3_5_moe": {**_QWEN3_5_IDS, "spatial_merge_size": 2},
     # zai-org/GLM-Image (transformers 5.23's configuration defaults).
     "glm_image": {"image_start_token_id": 16384, "image_end_token_id": 16385,
                   "image_token_id": 167855, "spatial_merge_size": 1},
@@ -54,13 +60,14 @@ FAMILY_CONFIG = {
 # timestamped frames, GLM-4.1V's bracketed frames, ERNIE-4.5-VL's one bracketed run (its
 # timestamps are drawn on the frames); PaddleOCR-VL's processor takes images only.
 LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
-          "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "qwen4_exp": "qwen3",
+          "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "qwen3_5_moe": "qwen3", "qwen4_exp": "qwen3",
           "cosmos3_omni": "qwen3", "cosmos3_edge": "qwen3", "glm4v": "glm", "glm46v": "glm",
-          "qwen2_5_omni": "qwen2", "ernie4_5_vl_moe": "ernie"}
+          "qwen2_5_omni": "qwen2", "qwen3_omni": "qwen2", "ernie4_5_vl_moe": "ernie"}
 IMAGES_ONLY = ("paddleocr_vl",)
 # Families with audio blocks (<audio_start> pads <audio_end>) and, when a batch's
-# use_audio_in_video is set, videos with their audio interleaved by chunk.
-AUDIO = ("qwen2_5_omni",)
+# use_audio_in_video is set, videos with their audio interleaved (Qwen2.5-Omni: by 2-second
+# chunk; Qwen3-Omni: token by token by time).
+AUDIO = ("qwen2_5_omni", "qwen3_omni")
 MM_TYPE = {"image": 1, "video": 2, "audio": 3}
 PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, also text
 # Ordinary vocabulary: no special token of the family (PaddleOCR-VL's and ERNIE's vocabulary has
@@ -145,9 +152,14 @@ def _video_tokens(rng, family, grid, ids, version):
     return tokens + [ids["video_end_token_id"]], types + [0]
 
 
-def _audio_length(rng):
-    """(feature frames, tokens) of one audio: the encoder's two stride-2 stages."""
+def _audio_length(rng, family):
+    """(feature frames, tokens) of one audio: Qwen2.5-Omni's encoder's two stride-2 stages;
+    Qwen3-Omni's 13 per 100 frames, the rest strided three times
+    (_get_feat_extract_output_lengths, n_window 50)."""
     frames = int(rng.integers(8, 600))
+    if family == "qwen3_omni":
+        rest = (frames % 100 - 1) // 2 + 1
+        return frames, ((rest - 1) // 2 + 1 - 1) // 2 + 1 + frames // 100 * 13
     return frames, ((frames - 1) // 2 + 1 - 2) // 2 + 1
 
 
@@ -159,11 +171,23 @@ def _chunks(indices, per_chunk):
     return [b - a for a, b in zip(bounds, bounds[1:])]
 
 
-def _video_with_audio(grid, seconds, audio_tokens, ids):
+def _video_with_audio(family, grid, seconds, audio_tokens, ids):
     """Qwen2_5OmniProcessor.replace_video_with_audio_token inside <vision_start> ...
-    <vision_end>: per 2-second chunk the video's tokens, then the audio's."""
+    <vision_end>: per 2-second chunk the video's tokens, then the audio's;
+    Qwen3OmniMoeProcessor's: token by token, a video token (at its grid's time in positions)
+    before an audio token (at its index) of the same time or later."""
     t, h, w = grid
     frame = h * w // 4
+    if family == "qwen3_omni":
+        video = np.repeat(np.arange(t), frame) * seconds * ids["position_id_per_seconds"]
+        tokens, types, v, a = [ids["vision_start_token_id"], ids["audio_start_token_id"]], [0, 0], 0, 0
+        while v < len(video) or a < audio_tokens:
+            if a == audio_tokens or (v < len(video) and video[v] <= a):
+                tokens, types, v = tokens + [ids["video_token_id"]], types + [2], v + 1
+            else:
+                tokens, types, a = tokens + [ids["audio_token_id"]], types + [3], a + 1
+        return (tokens + [ids["audio_end_token_id"], ids["vision_end_token_id"]],
+                types + [0, 0])
     per_chunk = int(ids["position_id_per_seconds"] * ids["seconds_per_chunk"])
     video = _chunks(np.repeat(np.arange(t), frame) * seconds * ids["position_id_per_seconds"],
                     per_chunk)
@@ -199,7 +223,7 @@ def random_prompt(rng, family, version):
             video = kind == "video"
             grid = _grid(rng, family, video)
             if kind == "audio":
-                frames, n_audio = _audio_length(rng)
+                frames, n_audio = _audio_length(rng, family)
                 audios.append(frames)
                 block = ([ids["audio_start_token_id"]] + [ids["audio_token_id"]] * n_audio +
                          [ids["audio_end_token_id"]])
@@ -208,9 +232,10 @@ def random_prompt(rng, family, version):
             elif video:
                 fps = float(FPS[rng.integers(0, len(FPS))])
                 if in_video:
-                    frames, n_audio = _audio_length(rng)
+                    frames, n_audio = _audio_length(rng, family)
                     audios.append(frames)
-                    block, block_types = _video_with_audio(grid, 2.0 / fps, n_audio, ids)
+                    block, block_types = _video_with_audio(family, grid, 2.0 / fps, n_audio,
+                                                           ids)
                     layout.append("V%dx%dx%d@%gfps+A%d" % (*grid, fps, frames))
                 else:
                     block, block_types = _video_tokens(rng, family, grid, ids, version)
@@ -247,7 +272,7 @@ def random_prompt(rng, family, version):
         # The processor's list of Python floats becomes a float32 tensor (Omni's
         # video_second_per_grid, the thinker's second_per_grids, too).
         "second_per_grid_ts": (np.array(seconds, dtype=np.float32)
-                               if family in ("qwen2_5_vl", "qwen2_5_omni") and seconds else None),
+                               if family in ("qwen2_5_vl",) + AUDIO and seconds else None),
         "audio_seqlens": np.array(audios, dtype=np.int64) if audios else None,
         "use_audio_in_video": in_video,
         "layout": ("left " if left else "right ") + " | ".join(layouts),

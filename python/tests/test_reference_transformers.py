@@ -6,7 +6,8 @@ get_rope_index and decode positions under the convention mrope's release table n
 release (Model.from_config(family, convention="transformers==<release>")): values, dtypes,
 padding slots, deltas. Differences mrope keeps are the rows of reference_differences.py.
 
-Options (conftest.py): --cases N prompts per family and release, --seed S.
+Options (conftest.py): --cases N prompts per family and release, --seed S, --generate-cases G
+(the Omni thinkers' generate() decodes the first G).
 """
 import functools
 import sys
@@ -19,16 +20,17 @@ import reference_differences
 import reference_env
 import reference_prompts
 
-FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "glm46v", "paddleocr_vl",
-            "qwen2_5_omni", "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
-            "cosmos3_edge")
+FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "qwen3_5_moe", "glm46v",
+            "paddleocr_vl", "qwen2_5_omni", "qwen3_omni", "ernie4_5_vl_moe", "glm_image",
+            "qwen4_exp", "cosmos3_omni", "cosmos3_edge")
 # Families new in transformers 5.x.
-NEW_IN_V5 = ("qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
+NEW_IN_V5 = ("qwen3_5", "qwen3_5_moe", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
+OMNI = ("qwen2_5_omni", "qwen3_omni")
 # Families given the processor's mm_token_type_ids under every convention (Qwen3.5's outer
 # <vision_start> ... <vision_end> around a video's frames is parsed from them only: a token
 # scan refuses it; ERNIE needs them); the others get them where their release's get_rope_index
 # takes them (its positional arguments, mrope/model/model_family.cc).
-TYPED_BLOCKS = ("qwen3_5", "paddleocr_vl", "ernie4_5_vl_moe")
+TYPED_BLOCKS = ("qwen3_5", "qwen3_5_moe", "paddleocr_vl", "ernie4_5_vl_moe")
 # Families new after 5.3: the first release with each; their one preset follows it (hf_v5, given
 # mm_token_type_ids as every hf_v5 preset is).
 FIRST_RELEASE = {"qwen4_exp": (5, 23), "cosmos3_omni": (5, 23), "cosmos3_edge": (5, 23)}
@@ -72,9 +74,10 @@ def prompts(reference, family, cases, seed):
 
 
 @functools.lru_cache(maxsize=None)
-def reference_outputs(reference, cases, seed):
-    """The release's results for every family's prompts: one process per release."""
-    request = {"decode_steps": DECODE_STEPS, "families": {
+def reference_outputs(reference, cases, seed, generate_cases):
+    """The release's results for every family's prompts: one process per release; the Omni
+    thinkers' decode positions from generate() on the first `generate_cases` prompts."""
+    request = {"decode_steps": DECODE_STEPS, "generate_prompts": generate_cases, "families": {
         f: (reference_prompts.FAMILY_CONFIG[f], prompts(reference, f, cases, seed))
         for f in families(REFERENCES[reference][0])}}
     return reference_env.run("reference_runner.py", REFERENCES[reference][1], request)
@@ -85,7 +88,8 @@ def case(request):
     """(prompts, the release's outputs) under the run's --cases and --seed."""
     cases, seed = request.config.getoption("cases"), request.config.getoption("seed")
     reference, family = request.getfixturevalue("reference"), request.getfixturevalue("family")
-    return prompts(reference, family, cases, seed), reference_outputs(reference, cases, seed)
+    return prompts(reference, family, cases, seed), reference_outputs(
+        reference, cases, seed, request.config.getoption("generate_cases"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,12 +105,14 @@ def mrope_outputs(family, convention, prompt, overrides=None):
     model = model_for(family, convention, tuple(sorted((overrides or {}).items())))
     kwargs = {k: prompt[k] for k in ("attention_mask", "image_grid_thw", "video_grid_thw",
                                      "second_per_grid_ts") if prompt[k] is not None}
-    if family == "qwen2_5_omni":  # the thinker's names
+    if family in OMNI:  # the thinkers' names
         kwargs["second_per_grids"] = kwargs.pop("second_per_grid_ts", None)
         kwargs.update(audio_seqlens=prompt["audio_seqlens"],
                       use_audio_in_video=prompt["use_audio_in_video"])
     if family == "glm_image":
         kwargs["images_per_sample"] = prompt["images_per_sample"]
+    # mm_token_type_ids where the convention's get_rope_index reads them (hf_v5 but the Omni
+    # thinkers', model._positional: the family row's rope_index) or the family needs them.
     if "mm_token_type_ids" in model._positional or family in TYPED_BLOCKS:
         kwargs["mm_token_type_ids"] = prompt["mm_token_type_ids"]
     positions, deltas = model.get_rope_index(prompt["input_ids"], **kwargs)
@@ -137,9 +143,22 @@ def differing_fields(ours, theirs, prompt):
 
 def test_reference_is_the_pinned_release(reference, request):
     outputs = reference_outputs(reference, request.config.getoption("cases"),
-                                request.config.getoption("seed"))
+                                request.config.getoption("seed"),
+                                request.config.getoption("generate_cases"))
     assert "transformers==" + outputs["version"] == reference
     assert outputs["torch"].startswith("2.15.0")
+
+
+def test_omni_decode_comes_from_generate(reference, request):
+    """The Omni thinkers' decode is compared: generate() ran on the first --generate-cases
+    prompts of each (a runner that skipped it would compare get_rope_index only)."""
+    cases = request.config.getoption("cases")
+    generate_cases = request.config.getoption("generate_cases")
+    outputs = reference_outputs(reference, cases, request.config.getoption("seed"),
+                                generate_cases)
+    for family in OMNI:
+        decoded = ["decode" in result for result in outputs["results"][family]]
+        assert decoded == [i < generate_cases for i in range(cases)], family
 
 
 def test_get_rope_index(case, reference, family, index):

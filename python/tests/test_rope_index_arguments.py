@@ -40,11 +40,14 @@ V5_15_0 = {
     # 5.23.0, their first release.
     "qwen4_exp": types_first(GRIDS_MASK), "cosmos3_omni": types_first(GRIDS_MASK),
     "cosmos3_edge": types_first(GRIDS_MASK),
+    # The Omni thinkers' hf_v5 (5.16.0's generate()) keeps v4.57.6's get_rope_index.
+    "qwen2_5_omni": OMNI, "qwen3_omni": OMNI,
 }
 # transformers 5.23.0, for the families whose hf_v5 (5.3+) convention it verifies.
 V5_23_0 = dict(V5_15_0, **{
     family: types_first(GRIDS_MASK)
-    for family in ("glm4v", "qwen3_5", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe")})
+    for family in ("glm4v", "qwen3_5", "qwen3_5_moe", "glm46v", "paddleocr_vl",
+                   "ernie4_5_vl_moe")})
 # The vLLM convention keeps the checkpoints' HF (v4) order: vLLM has no get_rope_index.
 REFERENCE = {"hf_v4": V4_57_6, "hf_v5_2": V5_2_0, "hf_v5": V5_23_0, "hf_v5_18": V5_23_0,
              "vllm": dict(V4_57_6, cosmos3_omni=GRIDS_MASK, cosmos3_edge=GRIDS_MASK)}

@@ -71,10 +71,26 @@ TEST(ModelFamilyTable, ConventionsAreData) {
   const PositionPolicy glm = PolicyFor(PresetConfig("glm4v_hf_v5_2").value());
   EXPECT_EQ(glm.pad_value, 1);  // Glm4vModel.get_rope_index still pads with ones
   EXPECT_FALSE(glm.clamp_delta);
-  // The Omni thinkers position in their own forward: v5.2.0 is v4.57.6 for them.
-  const PositionPolicy omni = PolicyFor(PresetConfig("qwen2_5_omni_hf_v5_2").value());
-  EXPECT_EQ(omni.decode, DecodeRule::kCachePlusDelta);
-  EXPECT_EQ(omni.text_only, TextOnlyBatch::kCumsumPadsInMax);
+  // The Omni thinkers keep v4.57.6's get_rope_index in 5.x: v5.2.0 (to 5.15.1) is v4.57.6 for
+  // them; from 5.16.0 (hf_v5) generate() decodes each axis from its last value.
+  for (const char* name : {"qwen2_5_omni_hf_v5_2", "qwen3_omni_hf_v5_2"}) {
+    const PositionPolicy omni = PolicyFor(PresetConfig(name).value());
+    EXPECT_EQ(omni.decode, DecodeRule::kCachePlusDelta) << name;
+    EXPECT_EQ(omni.text_only, TextOnlyBatch::kCumsumPadsInMax) << name;
+  }
+  for (const char* name : {"qwen2_5_omni_hf_v5", "qwen3_omni_hf_v5"}) {
+    const PositionPolicy omni = PolicyFor(PresetConfig(name).value());
+    EXPECT_EQ(omni.decode, DecodeRule::kPerAxisFromLast) << name;
+    EXPECT_EQ(omni.text_only, TextOnlyBatch::kCumsumPadsInMax) << name;
+    EXPECT_FALSE(omni.blocks_from_type_ids) << name;
+    EXPECT_EQ(omni.block_end, BlockEnd::kMaxPlusOne) << name;
+    EXPECT_EQ(omni.pad_value, PolicyFor(PresetConfig(name == std::string("qwen3_omni_hf_v5")
+                                                         ? "qwen3_omni"
+                                                         : "qwen2_5_omni")
+                                            .value())
+                                  .pad_value)
+        << name;
+  }
   const PositionPolicy v5 = PolicyFor(PresetConfig("qwen2_5_vl_hf_v5").value());
   EXPECT_TRUE(v5.blocks_from_type_ids);
   EXPECT_TRUE(v5.delta_against_unpadded);
