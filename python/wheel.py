@@ -39,6 +39,15 @@ Root-Is-Purelib: false
 Tag: {tag}
 """
 
+# The runtimes' plugin loaders find mrope's plugins (mrope/integrations) through these.
+ENTRY_POINTS = """\
+[sglang.srt.plugins]
+mrope = mrope.integrations.sglang:register
+
+[vllm.general_plugins]
+mrope = mrope.integrations.vllm:register
+"""
+
 
 def wheel_tag():
     """The cpXY-cpXY-platform tag of the running interpreter."""
@@ -61,6 +70,11 @@ def build(extension, version, out_dir, c_library=None):
         if name.endswith(".py"):
             with open(os.path.join(PACKAGE_DIR, name), "rb") as f:
                 files[f"mrope/{name}"] = f.read()
+    integrations = os.path.join(PACKAGE_DIR, "integrations")
+    for name in sorted(os.listdir(integrations)):
+        if name.endswith(".py"):
+            with open(os.path.join(integrations, name), "rb") as f:
+                files[f"mrope/integrations/{name}"] = f.read()
     with open(extension, "rb") as f:
         files["mrope/_mrope" + sysconfig.get_config_var("EXT_SUFFIX")] = f.read()
     if c_library is not None:
@@ -70,6 +84,7 @@ def build(extension, version, out_dir, c_library=None):
         version=version, major=sys.version_info.major, minor=sys.version_info.minor).encode()
     files[f"{dist_info}/WHEEL"] = WHEEL.format(tag=tag).encode()
     files[f"{dist_info}/top_level.txt"] = b"mrope\n"
+    files[f"{dist_info}/entry_points.txt"] = ENTRY_POINTS.encode()
     record = [record_line(name, data) for name, data in files.items()]
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
