@@ -1,5 +1,6 @@
-"""mrope's vLLM plugin inside vLLM (test_vllm_plugin.py starts this in a process of the pinned
-vLLM, with a dist-info declaring the plugin's entry point on sys.path, as the wheel does):
+"""mrope's vLLM plugin inside vLLM (test_reference_vllm_plugin.py starts this in a process of
+the pinned vLLM, with a dist-info declaring the plugin's entry point on sys.path, as the wheel
+does):
 vLLM's own loader loads it, then the layer vLLM instantiates, the positions of each covered
 model class and vLLM's M-RoPE kernel test cases are run.
 

@@ -7,6 +7,11 @@ import os
 
 logger = logging.getLogger("mrope.integrations")
 
+# The runtimes build their cos/sin caches from fp32 angles (position * fp32 inv_freq); mrope's
+# "float32" math does the same (and is the fast one on GPUs), so a plugin's layer rounds as the
+# layer it replaces ("double" differs from vLLM's cache by an ulp of bf16 here and there).
+SINCOS_MATH = "float32"
+
 # (NeoX halves?, interleaved sections?) -> the preset whose rotary layout that is; head_dim,
 # rotary_dim, theta and sections are overridden with the layer's own.
 _ROTARY_PRESET = {(True, False): "qwen2_vl", (True, True): "qwen3_vl", (False, False): "glm4v"}
@@ -40,14 +45,20 @@ def positions_model(preset, config, keys):
         value = getattr(holder, key, None)
         if value is not None:
             overrides[key] = value
+    return positions_model_from(preset, overrides)
+
+
+def positions_model_from(preset, overrides):
+    """The Model of `preset` with `overrides`, one per distinct value."""
     return _model(preset, json.dumps(overrides, sort_keys=True))
 
 
 def rotary_model(head_size, rotary_dim, base, is_neox_style, mrope_section, interleaved,
-                 scaled):
-    """(mrope.Model, None) for an M-RoPE layer of these parameters, or (None, why not)."""
-    if scaled:
-        return None, "YaRN-scaled M-RoPE"
+                 unsupported=None):
+    """(mrope.Model, None) for an M-RoPE layer of these parameters, or (None, why not);
+    `unsupported`: the runtime's reason to refuse it, if any."""
+    if unsupported:
+        return None, unsupported
     if not mrope_section or len(mrope_section) != 3:
         return None, f"mrope_section {mrope_section}"
     preset = _ROTARY_PRESET.get((bool(is_neox_style), bool(interleaved)))
@@ -59,7 +70,7 @@ def rotary_model(head_size, rotary_dim, base, is_neox_style, mrope_section, inte
     try:
         model = _model(preset, json.dumps(overrides, sort_keys=True))
         import mrope.cuda
-        _, info = mrope.cuda._rotary(model._source, 1, "double")
+        _, info = mrope.cuda._rotary(model._source, 1, SINCOS_MATH)
     except (ValueError, ImportError, OSError) as e:
         return None, str(e)
     if (info.head_dim, info.rotary_dim) != (head_size, rotary_dim):
@@ -73,7 +84,7 @@ def rotate_on_cpu(model, positions, x, head_size, rotary_dim, is_neox_style):
     in it, as the runtimes' M-RoPE layers apply their caches (vLLM's forward_native)."""
     import torch
     import mrope.cuda
-    cos, sin = mrope.cuda.cos_sin(positions.cpu().numpy(), model)
+    cos, sin = mrope.cuda.cos_sin(positions.cpu().numpy(), model, sincos_math=SINCOS_MATH)
     cos = torch.from_numpy(cos)[:, None, :].to(x.dtype)
     sin = torch.from_numpy(sin)[:, None, :].to(x.dtype)
     heads = x.view(x.shape[0], -1, head_size)

@@ -6,6 +6,7 @@ whose rotary is not mrope's keeps vLLM's forward."""
 import types
 
 import torch
+from mrope.integrations import _common
 from vllm.model_executor.models import qwen3_5
 from vllm.model_executor.models import qwen3_vl
 from vllm.model_executor.models import qwen3_vl_moe
@@ -17,7 +18,7 @@ def qk_norm_rope(layer, q, k, v, positions, norm):
     """q, k ([T, H * D] views) normalised per head by the layer's q_norm / k_norm weights and
     rotated by its mrope rotary, in place, in one launch."""
     torch.ops.mrope.fused_mrope_(
-        q, k, v, positions, layer.rotary_emb.mrope_key, 1, "double", None,
+        q, k, v, positions, layer.rotary_emb.mrope_key, 1, _common.SINCOS_MATH, None,
         layer.rotary_emb.mrope_error_flag, None, None, k, layer.q_norm.weight,
         layer.k_norm.weight, None, None, None, None, None, norm,
         float(layer.q_norm.variance_epsilon), "NHD", False)

@@ -147,7 +147,8 @@ def _rotary_class(base):
                              is_neox_style, dtype, mrope_section, mrope_interleaved, **kwargs)
             self.mrope_model, why = _common.rotary_model(
                 head_size, rotary_dim, base_, is_neox_style, mrope_section,
-                mrope_interleaved, kwargs.get("scaling_factor") is not None)
+                mrope_interleaved,
+                "YaRN-scaled M-RoPE" if kwargs.get("scaling_factor") is not None else None)
             if why is not None:
                 _log_layer_skipped(why)
             self.mrope_key = None
@@ -162,8 +163,8 @@ def _rotary_class(base):
             if self.mrope_key is None or key is None or offsets is not None:
                 return super().forward_cuda(positions, query, key, offsets)
             import torch
-            torch.ops.mrope.apply_mrope_(query, key, positions, self.mrope_key, 1, "double",
-                                         None, self.mrope_error_flag)
+            torch.ops.mrope.apply_mrope_(query, key, positions, self.mrope_key, 1,
+                                         _common.SINCOS_MATH, None, self.mrope_error_flag)
             return query, key
 
         def forward_cpu(self, positions, query, key=None, offsets=None):
