@@ -24,7 +24,7 @@ if [ "${1:-}" = --locate ]; then
     echo "no Python test environment for $pins at $env: run tools/python_env.sh" >&2
     exit 1
   fi
-  touch "$env/.complete"  # in use: see the clean-up below
+  touch "$env/.complete" 2>/dev/null || true  # in use (clean-up below); read-only in sandboxes
   echo "$env"
   exit 0
 fi

@@ -4,6 +4,7 @@
     --cases N               prompts per family and reference (default 250; CI runs the default)
     --seed S                the prompts' seed (default 0): another seed, other prompts
     --without-references    leaves them out (//python:pytest, which also runs under ASan)
+    --without FILE          leaves python/tests/FILE out (a target of its own runs it)
 """
 
 
@@ -14,10 +15,14 @@ def pytest_addoption(parser):
     group.addoption("--seed", type=int, default=0, help="seed of the random prompts (default 0)")
     group.addoption("--without-references", action="store_true",
                     help="do not collect test_reference_*.py")
+    group.addoption("--without", action="append", default=[], metavar="FILE",
+                    help="do not collect python/tests/FILE (a target of its own runs it)")
 
 
 def pytest_ignore_collect(collection_path, config):
     if config.getoption("without_references") and collection_path.name.startswith(
             "test_reference_"):
+        return True
+    if collection_path.name in config.getoption("without"):
         return True
     return None
