@@ -9,7 +9,9 @@ the registered HookRegistry hooks. ``register`` registers the parts named in ``M
 
 - ``positions``: an AROUND hook on ``MRotaryEmbedding.get_rope_index`` returning mrope's
   positions and deltas for the model types in ``POSITION_MODEL_TYPES`` (others, and requests
-  mrope refuses, go to SGLang's own, the latter logged once).
+  mrope refuses, go to SGLang's own, the latter logged once: e.g. Qwen3-VL videos in the
+  processor layout of transformers >= 5.10, whose outer <vision_start> mrope's hf_v5_2 rules
+  refuse).
 - ``rotary``: an AROUND hook on ``MRotaryEmbedding.forward_cuda`` running mrope's kernel
   (``torch.ops.mrope.apply_mrope_``) for M-RoPE positions of a layer mrope covers; other calls
   go to SGLang's.
