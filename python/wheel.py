@@ -28,8 +28,12 @@ import zipfile
 
 PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mrope")
 
-# Entry points by group: {"group": ["name = module:attribute", ...]}.
-ENTRY_POINTS = {}
+# Entry points by group: {"group": ["name = module:attribute", ...]}. The runtimes' plugin
+# loaders find mrope's plugins (mrope/integrations) through these.
+ENTRY_POINTS = {
+    "sglang.srt.plugins": ["mrope = mrope.integrations.sglang:register"],
+    "vllm.general_plugins": ["mrope = mrope.integrations.vllm:register"],
+}
 
 METADATA = """\
 Metadata-Version: 2.1
@@ -47,12 +51,6 @@ Root-Is-Purelib: false
 Tag: {tag}
 """
 
-BUILD_INFO = '''\
-"""How this package was built (written by python/wheel.py; read by mrope.cuda.available())."""
-CUDA_VERSION = {cuda!r}  # None: a CPU wheel, built without nvcc
-CUDA_ARCHS = {archs!r}  # SASS for these sm_XX
-PTX_ARCH = {ptx!r}  # and PTX for compute_XX, JIT-compiled by the driver on newer GPUs
-'''
 
 
 def wheel_tag(platform=None):

@@ -6,6 +6,7 @@
     --generate-cases G      of those, how many the Omni thinkers' generate() decodes (default
                             64: a tiny model's generate() costs 50-150 ms a prompt)
     --without-references    leaves them out (//python:pytest, which also runs under ASan)
+    --without FILE          leaves python/tests/FILE out (a target of its own runs it)
 """
 
 
@@ -18,10 +19,14 @@ def pytest_addoption(parser):
                     help="prompts the Omni thinkers' generate() decodes (default 64)")
     group.addoption("--without-references", action="store_true",
                     help="do not collect test_reference_*.py")
+    group.addoption("--without", action="append", default=[], metavar="FILE",
+                    help="do not collect python/tests/FILE (a target of its own runs it)")
 
 
 def pytest_ignore_collect(collection_path, config):
     if config.getoption("without_references") and collection_path.name.startswith(
             "test_reference_"):
+        return True
+    if collection_path.name in config.getoption("without"):
         return True
     return None

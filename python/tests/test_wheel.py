@@ -46,6 +46,13 @@ mrope.cuda.apply_mrope_(q, k, np.arange(3), "qwen2_vl", error_flag=np.zeros(1, n
 print(round(float(q[2, 0, 0]), 4))
 """
 
+PLUGINS_CHECK = """
+from importlib.metadata import entry_points
+import mrope.integrations.sglang, mrope.integrations.vllm
+for group in ("sglang.srt.plugins", "vllm.general_plugins"):
+    print(*[e.value for e in entry_points(group=group) if e.name == "mrope"])
+"""
+
 
 def test_wheel_installs_offline_in_a_fresh_venv(tmp_path):
     wheel = run(sys.executable, WHEEL_SCRIPT, "--extension", EXTENSION, "--c-library",
@@ -61,6 +68,9 @@ def test_wheel_installs_offline_in_a_fresh_venv(tmp_path):
     assert run(python, "-c", CHECK, cwd=elsewhere).strip() == "[[0, 1, 2]] [[0]]"
     # position 2, pair 0: 1 * cos(2) - 1 * sin(2)
     assert run(python, "-c", CUDA_CHECK, cwd=elsewhere).strip() == "-1.3254"
+    # The runtimes' loaders find the plugins, and the plugin modules are in the wheel.
+    assert run(python, "-c", PLUGINS_CHECK, cwd=elsewhere).split() == [
+        "mrope.integrations.sglang:register", "mrope.integrations.vllm:register"]
 
 
 # A wheel without --cuda (a CPU wheel) from a package with a subpackage and an entry point:
