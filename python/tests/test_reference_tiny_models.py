@@ -7,12 +7,9 @@ with mrope's positions in place of the model's own gives the same tokens and log
 (reference_prompts.py's processor layout, pixel values of the grids' sizes).
 
 Two ways in: the model's get_rope_index replaced by the preset the differential tests
-(test_reference_transformers.py) compare with that release ("mrope": where mrope has no
-convention for the release, reference_differences.py's rows, the nearest preset: GLM-4.1V and
-Qwen3.5 on 5.23 differ only in padding slots and padded rows' deltas, which a left-padded
-generate() does not read), and mrope.integrations.transformers.enable() for the classes and for
-one instance, under the release's own convention (for those two families on 5.23 it replaces
-nothing and warns; generate() is then transformers' own). Not covered: Omni audio (no
+(test_reference_transformers.py) compare with that release ("mrope": the convention mrope's
+release table resolves for it), and mrope.integrations.transformers.enable() for the classes
+and for one instance, under the same convention. Not covered: Omni audio (no
 input_features built), and for GLM-4.1V a batch with both images and videos (its
 get_placeholder_mask places video frames as image tokens: transformers' forward() refuses it).
 transformers 5.x computes text-only prompts' positions without get_rope_index.
@@ -22,10 +19,10 @@ import functools
 import numpy as np
 import pytest
 
-import reference_differences
 import reference_env
 import reference_prompts
 import test_reference_transformers
+from mrope import _mrope
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5", "glm4v", "qwen2_5_omni")
 NEW_IN_V5 = ("qwen3_5",)
@@ -67,10 +64,9 @@ def prompts(version, family):
 
 
 def preset(version, family):
-    """(preset, overrides) the differential tests compare with `version`."""
-    row = reference_differences.difference_for(version, family)
-    return (test_reference_transformers.preset(version, family),
-            dict(row.reproduced_by or {}) if row else {})
+    """(preset, overrides) the differential tests compare with `version`: the family's preset
+    under the convention mrope's release table resolves for the release."""
+    return _mrope.convention_preset(family, test_reference_transformers.convention(version)), {}
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,7 +15,7 @@ unchanged: forward() and generate() call it and derive the decode positions from
 before. The text rotary module (cos/sin) stays transformers' own.
 
 ``enable()`` never raises for what mrope does not cover (a family without an exact convention
-for the release, a model with no covered class, a release outside 4.57-5.23, a config mrope
+for the release in mrope's release table, a model with no covered class, a config mrope
 cannot read): one ``MropeTransformersWarning`` names it and that code stays transformers' own.
 Importing this module imports no transformers; enable() does.
 """
@@ -38,12 +38,6 @@ FAMILIES = {
     "qwen2_5_omni": ("qwen2_5_omni.modeling_qwen2_5_omni",
                      "Qwen2_5OmniThinkerForConditionalGeneration"),
 }
-
-# The releases preset_for's presets were checked against (golden files; the differential and
-# tiny-model tests, python/tests/test_reference_*.py); the ones between are taken to behave as
-# their neighbours.
-_VERIFIED = "4.57.6, 5.2.0, 5.15.0 and 5.23.0"
-_RANGE = ((4, 57), (5, 24))  # [first, end)
 
 # GLM-4.1V's bracketed video frames are <|image|> tokens: mrope refuses mm_token_type_ids' video
 # runs there (python/tests/reference_differences.py), so it reads the token ids alone.
@@ -69,36 +63,24 @@ def preset_for(family, convention="installed"):
     """(preset, overrides) of mrope reproducing get_rope_index of `family` in the transformers
     release `convention` names ("installed", or "transformers==X.Y.Z"), or (None, why not).
 
-    Today's conventions by release (this is the one place that maps them until mrope's model
-    layer resolves conventions by release): hf_v4 for 4.57, hf_v5_2 for 5.0-5.2 (and for the
-    Omni thinker after: its get_rope_index reads no mm_token_type_ids), hf_v5 from 5.3, with
-    Qwen2.5-VL's scaled video time from 5.18 (transformers PR #48669). GLM-4.1V and Qwen3.5 have
-    none for 5.3+ (python/tests/reference_differences.py). Raises ValueError for another
-    `convention` string.
+    The release is resolved by mrope's release table (``mrope.conventions()``,
+    mrope/model/conventions.h): a release no convention of the family covers has none. Raises
+    ValueError for another `convention` string.
     """
+    from mrope import _mrope  # pylint: disable=import-outside-toplevel
     if convention == "installed":
-        version = _installed_version()
+        release = ".".join(map(str, _installed_version()))
     elif isinstance(convention, str) and convention.startswith("transformers=="):
-        version = _version(convention[len("transformers=="):])
+        release = convention[len("transformers=="):]
     else:
         raise ValueError(f"convention must be 'installed' or 'transformers==X.Y.Z', got "
                          f"{convention!r}")
-    release = ".".join(map(str, version))
     if family not in FAMILIES:
         return None, f"{family}: not a family {_NAME} covers ({', '.join(FAMILIES)})"
-    if not _RANGE[0] <= version < _RANGE[1]:
-        return None, (f"transformers {release} is outside the releases mrope reproduces "
-                      f"(4.57 to 5.23; verified: {_VERIFIED})")
-    if version < (5, 0):
-        return {"qwen2_5_vl": "qwen2_5_vl_hf"}.get(family, family), {}
-    if version < (5, 3) or family == "qwen2_5_omni":
-        return ("qwen3_5" if family == "qwen3_5" else family + "_hf_v5_2"), {}
-    if family in ("glm4v", "qwen3_5"):
-        return None, (f"{family}: no mrope convention reproduces transformers {release}'s "
-                      f"get_rope_index")
-    if family == "qwen2_5_vl" and version >= (5, 18):
-        return family + "_hf_v5", {"video_time_rounding": "scale_then_truncate"}
-    return family + "_hf_v5", {}
+    try:
+        return _mrope.convention_preset(family, "transformers==" + release), {}
+    except ValueError as error:
+        return None, f"{family}: {error}"
 
 
 def _config_value(config, key):
