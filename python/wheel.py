@@ -51,6 +51,13 @@ Root-Is-Purelib: false
 Tag: {tag}
 """
 
+BUILD_INFO = '''\
+"""How this package was built (written by python/wheel.py; read by mrope.cuda.available())."""
+CUDA_VERSION = {cuda!r}  # None: a CPU wheel, built without nvcc
+CUDA_ARCHS = {archs!r}  # SASS for these sm_XX
+PTX_ARCH = {ptx!r}  # and PTX for compute_XX, JIT-compiled by the driver on newer GPUs
+'''
+
 
 
 def wheel_tag(platform=None):

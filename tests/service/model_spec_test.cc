@@ -280,14 +280,15 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
   EXPECT_THAT(names,
               ElementsAre("qwen2_vl", "qwen2_vl_hf_v5_2", "qwen2_vl_hf_v5", "qwen2_vl_vllm",
                           "qwen2_5_vl", "qwen2_5_vl_hf", "qwen2_5_vl_hf_v5_2", "qwen2_5_vl_hf_v5",
-                          "qwen2_5_vl_vllm", "qwen2_5_vl_hf_v5_18", "qwen3_vl",
-                          "qwen3_vl_hf_v5_2", "qwen3_vl_hf_v5", "qwen3_vl_vllm", "qwen2_5_omni",
-                          "qwen2_5_omni_hf_v5_2", "qwen3_omni", "qwen3_omni_hf_v5_2", "glm4v",
-                          "glm4v_hf_v5_2", "glm4v_hf_v5", "glm4v_moe", "glm4v_moe_hf_v5_2",
-                          "qwen3_5", "qwen3_5_hf_v5", "qwen3_5_moe", "glm46v", "glm46v_hf_v5",
-                          "glm_ocr", "paddleocr_vl", "paddleocr_vl_hf_v5", "ernie4_5_vl_moe",
-                          "ernie4_5_vl_moe_hf_v5", "glm_image", "qwen4_exp", "cosmos3_omni",
-                          "cosmos3_omni_vllm", "cosmos3_edge", "cosmos3_edge_vllm"));
+                          "qwen2_5_vl_vllm", "qwen2_5_vl_hf_v5_18", "qwen3_vl", "qwen3_vl_hf_v5_2",
+                          "qwen3_vl_hf_v5", "qwen3_vl_vllm", "qwen2_5_omni", "qwen2_5_omni_hf_v5_2",
+                          "qwen2_5_omni_hf_v5", "qwen3_omni", "qwen3_omni_hf_v5_2",
+                          "qwen3_omni_hf_v5", "glm4v", "glm4v_hf_v5_2", "glm4v_hf_v5", "glm4v_moe",
+                          "glm4v_moe_hf_v5_2", "qwen3_5", "qwen3_5_hf_v5", "qwen3_5_moe",
+                          "qwen3_5_moe_hf_v5", "glm46v", "glm46v_hf_v5", "glm_ocr", "paddleocr_vl",
+                          "paddleocr_vl_hf_v5", "ernie4_5_vl_moe", "ernie4_5_vl_moe_hf_v5",
+                          "glm_image", "qwen4_exp", "cosmos3_omni", "cosmos3_omni_vllm",
+                          "cosmos3_edge", "cosmos3_edge_vllm"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
