@@ -53,7 +53,8 @@ ROPE = {
     "glm_image": (64, 1e4, [4, 6, 6], 0.5),
     "qwen4_exp": (64, 1e4, [3, 3, 2], 0.25),
     "cosmos3_omni": (32, 5e5, [6, 5, 5], None),
-    "cosmos3_edge": (32, 1e8, [6, 5, 5], None),
+    # Cosmos3-Edge's 1e8 is LARGE_BASE_POW's threshold (below): a smaller theta here.
+    "cosmos3_edge": (32, 1e6, [6, 5, 5], None),
 }
 # The families transformers 4.57.6 has.
 V4_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "qwen3_omni", "glm4v",
@@ -86,8 +87,9 @@ def rope_of(family, rope_type):
 
 
 def rope_types(family):
-    """The rope types the family's module takes: ERNIE-4.5-VL's refuses all but the default."""
-    if family == "ernie4_5_vl_moe":
+    """The rope types the family's module takes: ERNIE-4.5-VL's and Cosmos3-Edge's (its config
+    class's validate_architecture) refuse all but the default."""
+    if family in ("ernie4_5_vl_moe", "cosmos3_edge"):
         return ("default",)
     return tuple(scalings(1))
 

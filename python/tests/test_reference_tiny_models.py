@@ -171,12 +171,12 @@ def test_preset_for_resolves_releases():
     from mrope.integrations import transformers as mrope_hf
     assert mrope_hf.preset_for("qwen2_5_vl", "transformers==4.57.6") == ("qwen2_5_vl_hf", {})
     assert mrope_hf.preset_for("qwen2_vl", "transformers==5.2.0") == ("qwen2_vl_hf_v5_2", {})
-    assert mrope_hf.preset_for("qwen2_5_vl", "transformers==5.23.0") == (
-        "qwen2_5_vl_hf_v5", {"video_time_rounding": "scale_then_truncate"})
+    assert mrope_hf.preset_for("qwen2_5_vl", "transformers==5.23.0") == ("qwen2_5_vl_hf_v5_18", {})
     assert mrope_hf.preset_for("qwen2_5_vl", "transformers==5.15.0") == ("qwen2_5_vl_hf_v5", {})
-    assert mrope_hf.preset_for("glm4v", "transformers==5.23.0")[0] is None
-    assert "4.56.0" in mrope_hf.preset_for("qwen2_vl", "transformers==4.56.0")[1]
-    assert "6.0.0" in mrope_hf.preset_for("qwen2_vl", "transformers==6.0.0")[1]
+    assert mrope_hf.preset_for("glm4v", "transformers==5.23.0") == ("glm4v_hf_v5", {})
+    for release in ("4.44.0", "6.0.0"):  # outside every range of the release table
+        preset, why = mrope_hf.preset_for("qwen2_vl", "transformers==" + release)
+        assert preset is None and f"transformers {release} is not a release" in why, why
     with pytest.raises(ValueError, match="convention"):
         mrope_hf.preset_for("qwen2_vl", "hf_v5")
 
@@ -191,8 +191,8 @@ def test_enable_warns_and_replaces_nothing_it_does_not_cover():
     own = {f: c.__dict__.get("get_rope_index") for f, c in classes.items()}
     with pytest.warns(mrope_hf.MropeTransformersWarning, match="Linear holds no model class"):
         assert mrope_hf.enable(torch.nn.Linear(2, 2)) == ()
-    with pytest.warns(mrope_hf.MropeTransformersWarning, match="transformers 4.56.0 is outside"):
-        assert mrope_hf.enable(convention="transformers==4.56.0") == ()
+    with pytest.warns(mrope_hf.MropeTransformersWarning, match="transformers 4.44.0 is not a"):
+        assert mrope_hf.enable(convention="transformers==4.44.0") == ()
     assert {f: c.__dict__.get("get_rope_index") for f, c in classes.items()} == own
 
     model = tiny_models.build("qwen2_vl", reference_prompts.FAMILY_CONFIG["qwen2_vl"])

@@ -14,6 +14,7 @@ import logging
 import pickle
 import sys
 
+import numpy as np
 import torch
 
 import reference_runner_vllm
@@ -45,8 +46,10 @@ def positions(name, config, requests):
     this = instance(name, config)
     vllms = type(this).get_mrope_input_positions.__wrapped__
     results = []
+    media_ids = [config["image_token_id"], config["video_token_id"]]
     for tokens, features in requests:
-        features = [reference_runner_vllm._feature(*f) for f in features]
+        features = [reference_runner_vllm._feature(np.array(tokens), media_ids, False, *f)
+                    for f in features]
         ours = this.get_mrope_input_positions(list(tokens), features)
         theirs = vllms(this, list(tokens), features)
         results.append(((ours[0].numpy(), ours[1]), (theirs[0].numpy(), theirs[1])))
