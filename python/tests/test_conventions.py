@@ -57,9 +57,22 @@ def test_names_and_aliases_give_the_same_model():
 
 
 def test_installed_reads_the_installed_transformers(monkeypatch):
-    installed = importlib.metadata.version("transformers")
-    model = mrope.Model.from_config("qwen2_vl", convention="installed")
-    assert model == mrope.Model.from_config("qwen2_vl", convention="transformers==" + installed)
+    try:
+        installed = importlib.metadata.version("transformers")
+    except importlib.metadata.PackageNotFoundError:
+        installed = None  # the installed wheel's bare venv (wheel_checks.py): below
+    if installed is not None:
+        model = mrope.Model.from_config("qwen2_vl", convention="installed")
+        assert model == mrope.Model.from_config("qwen2_vl",
+                                                convention="transformers==" + installed)
+
+    # A release read from the package metadata picks that release's convention.
+    versions = {"transformers": "5.2.0"}
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: versions[name])
+    assert mrope.Model.from_config("qwen2_vl", convention="installed") == (
+        mrope.Model.from_config("qwen2_vl_hf_v5_2"))
+    assert mrope.Model.from_config("qwen2_vl", convention="installed") != (
+        mrope.Model.from_config("qwen2_vl_hf_v5"))
 
     def missing(name):
         raise importlib.metadata.PackageNotFoundError(name)
