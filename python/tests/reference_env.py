@@ -30,15 +30,20 @@ def env_dir():
         check=True, capture_output=True, text=True).stdout.strip()
 
 
-def run(runner, target, request, with_mrope=False):
+def run(runner, target, request, with_mrope=False, site=None, unset=()):
     """Runs python/tests/`runner` in the environment's python with directory `target` (or
     none: the venv's own packages) first on sys.path, then (`with_mrope`) the mrope package
-    under test; `request` in, its response out."""
+    under test, then `site` (e.g. a dist-info declaring entry points), without the environment
+    variables `unset`; `request` in, its response out."""
     path = [os.path.join(env_dir(), "targets", target)] if target else []
     if with_mrope:
         import mrope  # pylint: disable=import-outside-toplevel
         path.append(os.path.dirname(os.path.dirname(os.path.abspath(mrope.__file__))))
+    if site:
+        path.append(site)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    for name in unset:
+        env.pop(name, None)
     process = subprocess.run([os.path.join(env_dir(), "bin", "python"),
                               os.path.join(TESTS_DIR, runner)],
                              input=pickle.dumps(request), capture_output=True, env=env)

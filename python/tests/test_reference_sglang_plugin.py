@@ -4,16 +4,11 @@ SGLang's own load_plugins() loads it and applies its HookRegistry hooks; SGLang'
 MRotaryEmbedding.get_rope_index, hooked, returns what SGLang's own returns on the seeded random
 prompts of the differential tests (one row a request, as SGLang's scheduler calls it).
 """
-import functools
-import os
-import pickle
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-import mrope
 import reference_env
 import reference_prompts
 import test_reference_vllm_plugin
@@ -45,25 +40,13 @@ def requests(family, version):
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    dist_dir = tmp_path_factory.mktemp("site")
-    info = dist_dir / "mrope-0.0.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mrope\nVersion: 0.0.0\n")
-    wheel = test_reference_vllm_plugin._wheel_module()
-    (info / "entry_points.txt").write_text(wheel.entry_points_txt(wheel.ENTRY_POINTS))
+    """The runner's outputs, with the wheel's entry points on its sys.path (SGLANG_PLUGINS and
+    MROPE_SGLANG unset: every plugin of the group, the default parts)."""
     request = {"families": {t: (reference_prompts.FAMILY_CONFIG[f], requests(f, v))
                             for t, (f, v) in MODEL_TYPES.items()}}
-    package = os.path.dirname(os.path.dirname(os.path.abspath(mrope.__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([
-        str(dist_dir), package, os.path.join(reference_env.env_dir(), "targets", REFERENCE[1])]))
-    env.pop("SGLANG_PLUGINS", None)
-    env.pop("MROPE_SGLANG", None)
-    process = subprocess.run(
-        [os.path.join(reference_env.env_dir(), "bin", "python"),
-         os.path.join(reference_env.TESTS_DIR, "sglang_plugin_runner.py")],
-        input=pickle.dumps(request), capture_output=True, env=env)
-    assert process.returncode == 0, process.stderr.decode()[-4000:]
-    return pickle.loads(process.stdout)
+    return reference_env.run("sglang_plugin_runner.py", REFERENCE[1], request, with_mrope=True,
+                             site=test_reference_vllm_plugin.entry_point_site(tmp_path_factory),
+                             unset=("SGLANG_PLUGINS", "MROPE_SGLANG"))
 
 
 def test_sglang_loader_finds_and_applies_the_plugin(results):

@@ -9,8 +9,6 @@ tokens, its tolerances) hold between mrope's forward and vLLM's forward_native.
 import functools
 import importlib.util
 import os
-import pickle
-import subprocess
 import sys
 
 import numpy as np
@@ -18,7 +16,6 @@ import pytest
 import torch
 
 import golden
-import mrope
 import reference_env
 import reference_prompts
 import test_reference_vllm
@@ -95,29 +92,28 @@ def outputs(dist_dir):
                       for c, f in CLASSES.items()},
         "rope_cases": [_rope_case(*c) for c in ROPE_CASES],
     }
-    package = os.path.dirname(os.path.dirname(os.path.abspath(mrope.__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([
-        dist_dir, package, os.path.join(reference_env.env_dir(), "targets", REFERENCE[1])]))
-    env.pop("VLLM_PLUGINS", None)  # unset: vLLM loads every plugin of the group
-    env.pop("MROPE_VLLM", None)  # the default parts
-    process = subprocess.run(
-        [os.path.join(reference_env.env_dir(), "bin", "python"),
-         os.path.join(reference_env.TESTS_DIR, "vllm_plugin_runner.py")],
-        input=pickle.dumps(request), capture_output=True, env=env)
-    assert process.returncode == 0, process.stderr.decode()[-4000:]
-    return pickle.loads(process.stdout)
+    # VLLM_PLUGINS unset: vLLM loads every plugin of the group; MROPE_VLLM unset: the default
+    # parts.
+    return reference_env.run("vllm_plugin_runner.py", REFERENCE[1], request, with_mrope=True,
+                             site=dist_dir, unset=("VLLM_PLUGINS", "MROPE_VLLM"))
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    """The runner's outputs, with the wheel's entry points in a dist-info on its sys.path."""
+def entry_point_site(tmp_path_factory):
+    """A directory holding a dist-info of mrope that declares the wheel's entry points
+    (python/wheel.py's ENTRY_POINTS), as an installed wheel does, for the runtimes' loaders."""
     dist_dir = tmp_path_factory.mktemp("site")
     info = dist_dir / "mrope-0.0.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mrope\nVersion: 0.0.0\n")
     wheel = _wheel_module()
     (info / "entry_points.txt").write_text(wheel.entry_points_txt(wheel.ENTRY_POINTS))
-    return outputs(str(dist_dir))
+    return str(dist_dir)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """The runner's outputs, with the wheel's entry points on its sys.path."""
+    return outputs(entry_point_site(tmp_path_factory))
 
 
 def test_vllm_loader_finds_and_runs_the_plugin(results):
