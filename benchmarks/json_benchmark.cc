@@ -148,7 +148,7 @@ void PeakMemory(benchmark::State& state) {
 
 std::string CliPath() {
   // `bazel run` starts in the runfiles tree, where the data dependency lives.
-  return "mrope/cli/mrope";
+  return "cli/mrope";
 }
 
 void CliHelp(benchmark::State& state) {

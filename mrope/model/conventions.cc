@@ -84,20 +84,9 @@ std::vector<ConventionRelease> BuildReleases() {
   };
 }
 
-// "5.23.0" as numbers; an empty vector where a part is not a number.
-std::vector<int64_t> ReleaseNumbers(absl::string_view release) {
-  std::vector<int64_t> parts;
-  for (absl::string_view part : absl::StrSplit(release, '.')) {
-    int64_t n = 0;
-    if (!absl::SimpleAtoi(part, &n) || n < 0) return {};
-    parts.push_back(n);
-  }
-  return parts;
-}
-
 bool Covers(const ConventionRelease& entry, const std::vector<int64_t>& release) {
-  return !entry.first.empty() && ReleaseNumbers(entry.first) <= release &&
-         release <= ReleaseNumbers(entry.last);
+  return !entry.first.empty() && *ParseRelease(entry.first) <= release &&
+         release <= *ParseRelease(entry.last);
 }
 
 std::string RangeText(const ConventionRelease& entry) {
@@ -146,17 +135,17 @@ absl::StatusOr<Convention> ResolveConvention(ModelFamily family, absl::string_vi
     return convention;
   }
   const absl::string_view reference = parts[0];
-  const std::vector<int64_t> release = ReleaseNumbers(parts[1]);
   if (reference != "transformers" && reference != "vllm") {
     return absl::InvalidArgumentError(absl::StrCat(
         "convention '", spec, "': the reference must be transformers or vllm, got '",
         reference, "'"));
   }
-  if (release.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "convention '", spec, "': the release must be numbers like 5.23.0, got '", parts[1],
-        "'"));
+  const absl::StatusOr<std::vector<int64_t>> parsed = ParseRelease(parts[1]);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("convention '", spec, "': ", parsed.status().message()));
   }
+  const std::vector<int64_t>& release = *parsed;
   std::vector<std::string> verified;
   for (const ConventionRelease& entry : ConventionReleases()) {
     if (entry.family != family || ConventionReference(entry.convention) != reference ||

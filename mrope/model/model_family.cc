@@ -416,15 +416,28 @@ CosSinLayout HfCosSinLayout(const ModelFamilyInfo& row, TransformersRelease rele
                                                 : CosSinLayout::kCat;
 }
 
-absl::StatusOr<TransformersRelease> ParseTransformersRelease(absl::string_view version) {
-  const std::vector<absl::string_view> parts = absl::StrSplit(version, '.');
-  TransformersRelease release;
-  if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &release.major) ||
-      !absl::SimpleAtoi(parts[1], &release.minor) || release.major < 0 || release.minor < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "transformers: expected a release such as '5.23.0', got '", version, "'"));
+absl::StatusOr<std::vector<int64_t>> ParseRelease(absl::string_view version) {
+  std::vector<int64_t> numbers;
+  for (absl::string_view part : absl::StrSplit(version, '.')) {
+    const size_t digits = std::min(part.find_first_not_of("0123456789"), part.size());
+    int64_t number = 0;
+    if (digits == 0 || !absl::SimpleAtoi(part.substr(0, digits), &number)) break;
+    numbers.push_back(number);
+    if (digits < part.size()) break;  // "0rc1", "0+cu130": the suffix ends the numbers
   }
-  return release;
+  if (numbers.size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a release such as '5.23.0', got '", version, "'"));
+  }
+  return numbers;
+}
+
+absl::StatusOr<TransformersRelease> ParseTransformersRelease(absl::string_view version) {
+  absl::StatusOr<std::vector<int64_t>> numbers = ParseRelease(version);
+  if (!numbers.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("transformers: ", numbers.status().message()));
+  }
+  return TransformersRelease{static_cast<int>((*numbers)[0]), static_cast<int>((*numbers)[1])};
 }
 
 const std::vector<absl::string_view>& RopeIndexArguments(ModelFamily family,

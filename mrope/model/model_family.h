@@ -158,7 +158,12 @@ inline constexpr TransformersRelease kRotaryModuleAppliesSections = {5, 17};
 // (`mrope rotary --golden`, Python's Plan.cos_sin(layout="hf") and Model.cos_sin).
 CosSinLayout HfCosSinLayout(const ModelFamilyInfo& row, TransformersRelease release);
 
-// "5.23.0" (or "5.23", "5.17.0.dev0") -> {5, 23}; InvalidArgument naming `version` otherwise.
+// A release's leading numbers, at least major.minor: "5.23.0" -> {5, 23, 0}; a PEP 440 suffix
+// ends them ("5.17.0.dev0", "5.24.0rc1", "5.23.0+cu130" -> {5, 17, 0}, {5, 24, 0}, {5, 23, 0}).
+// InvalidArgument naming `version` otherwise.
+absl::StatusOr<std::vector<int64_t>> ParseRelease(absl::string_view version);
+
+// ParseRelease's major.minor: "5.17.0.dev0" -> {5, 17}.
 absl::StatusOr<TransformersRelease> ParseTransformersRelease(absl::string_view version);
 
 // The row of `family`.

@@ -16,6 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/model/conventions.h"
 #include "mrope/model/model_family.h"
 #include "mrope/rotary/rope_config.h"
 #include "mrope/service/textproto.h"
@@ -187,6 +188,18 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
       break;
     default:  // HF: the family's reference, the preset's
       break;
+  }
+  if (!p.convention_release().empty()) {
+    if (p.convention() != v1::PositionParams::HF) {
+      return absl::InvalidArgumentError(
+          "positions.convention_release: set it or convention, not both");
+    }
+    absl::StatusOr<Convention> convention = ResolveConvention(family, p.convention_release());
+    if (!convention.ok()) return PrefixError(convention.status(), "positions.convention_release");
+    config.convention = *convention;
+    if (p.video_time_rounding() != v1::PositionParams::TRUNCATE_INTERVAL_FIRST) {
+      config.video_time_rounding = ConventionRulesOf(*convention).reference_video_time;
+    }
   }
   MROPE_RETURN_IF_ERROR(PrefixError(ValidateModelConfig(config), "positions"));
   return config;

@@ -1,5 +1,4 @@
 """mrope.Model: a model's position service, with HF- and vLLM-style calls."""
-import importlib.metadata
 import json
 import os
 
@@ -12,14 +11,6 @@ def _host(values):
     if not _tensors.torch_loaded():
         return values
     return tuple(map(_tensors.to_host, values))
-
-
-def _installed_transformers():
-    """The installed transformers' release (ValueError if none is)."""
-    try:
-        return importlib.metadata.version("transformers")
-    except importlib.metadata.PackageNotFoundError:
-        raise ValueError("convention='installed': transformers is not installed") from None
 
 
 def conventions():
@@ -88,8 +79,6 @@ class Model:
         """
         name = os.fspath(path_or_preset)
         if convention is not None:
-            if convention == "installed":
-                convention = "transformers==" + _installed_transformers()
             name = _mrope.convention_preset(name, convention)
         if overrides is None:
             impl = _mrope.Model.load(name)

@@ -170,20 +170,28 @@ BatchInput ReadBatch(py::handle input_ids, py::handle image_grid_thw, py::handle
   return in;
 }
 
+// The installed transformers' version (its package metadata); ValueError saying what `needs` it
+// when none is installed. The one reader of it: Python's convention="installed" and the
+// integrations come through convention_preset.
+std::string InstalledTransformers(absl::string_view needs) {
+  const py::module_ metadata = py::module_::import("importlib.metadata");
+  try {
+    return metadata.attr("version")("transformers").cast<std::string>();
+  } catch (py::error_already_set& e) {
+    if (!e.matches(metadata.attr("PackageNotFoundError"))) throw;
+    throw py::value_error(absl::StrCat(needs, ", and transformers is not installed"));
+  }
+}
+
 // The transformers release whose text rotary modules layout="hf" follows: `transformers` as
 // given, else the installed package's version.
 TransformersRelease ReleaseOf(const std::optional<std::string>& transformers) {
-  if (transformers.has_value()) return ValueOrThrow(ParseTransformersRelease(*transformers));
-  const py::module_ metadata = py::module_::import("importlib.metadata");
-  try {
-    return ValueOrThrow(
-        ParseTransformersRelease(metadata.attr("version")("transformers").cast<std::string>()));
-  } catch (py::error_already_set& e) {
-    if (!e.matches(metadata.attr("PackageNotFoundError"))) throw;
-    throw py::value_error(
-        "transformers: layout 'hf' follows the installed transformers, and none is installed; "
-        "name the release whose rotary module to follow, e.g. transformers='5.23.0'");
-  }
+  return ValueOrThrow(ParseTransformersRelease(
+      transformers.has_value()
+          ? *transformers
+          : InstalledTransformers("transformers: layout 'hf' follows the installed "
+                                  "transformers' rotary module (or name a release, e.g. "
+                                  "transformers='5.23.0')")));
 }
 
 // cos/sin of `rows` ([3][tokens] positions each) as the family's rotary module returns them.
@@ -607,12 +615,17 @@ void DefineModule(py::module_& m) {
       "convention_preset",
       [](const std::string& family, const std::string& spec) {
         const ModelFamily f = ValueOrThrow(ParseModelFamily(family));
-        return ValueOrThrow(ConventionPreset(f, ValueOrThrow(ResolveConvention(f, spec))));
+        const std::string resolved =
+            spec == "installed"
+                ? "transformers==" + InstalledTransformers("convention='installed' reads the "
+                                                           "installed transformers' release")
+                : spec;
+        return ValueOrThrow(ConventionPreset(f, ValueOrThrow(ResolveConvention(f, resolved))));
       },
       "family"_a, "spec"_a,
-      "The preset of `family` under convention `spec` (a name, an alias or "
-      "'transformers==5.23.0'), resolved by mrope/model/conventions.h; ValueError naming the "
-      "releases verified for the family.");
+      "The preset of `family` under convention `spec` (a name, an alias, "
+      "'transformers==5.23.0' or 'installed': the installed transformers' release), resolved "
+      "by mrope/model/conventions.h; ValueError naming the releases verified for the family.");
   m.def(
       "conventions",
       [] {

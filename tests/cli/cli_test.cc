@@ -28,7 +28,7 @@ using ::google::protobuf::Value;
 using ::google::protobuf::util::MessageDifferencer;
 using ::testing::HasSubstr;
 
-constexpr char kBinary[] = "mrope/cli/mrope";
+constexpr char kBinary[] = "cli/mrope";
 
 struct CliRun {
   int exit_code = -1;

@@ -1,4 +1,4 @@
-#include "mrope/cli/rotary_command.h"
+#include "cli/rotary_command.h"
 
 #include <cmath>
 #include <cstdint>

@@ -63,7 +63,19 @@ TEST(Conventions, UnverifiedReleasesNameTheVerifiedOnes) {
   EXPECT_THAT(ResolveConvention(ModelFamily::kQwen2Vl, "sglang==0.5.0").status().message(),
               HasSubstr("the reference must be transformers or vllm, got 'sglang'"));
   EXPECT_THAT(ResolveConvention(ModelFamily::kQwen2Vl, "transformers==5.x").status().message(),
-              HasSubstr("the release must be numbers like 5.23.0, got '5.x'"));
+              HasSubstr("expected a release such as '5.23.0', got '5.x'"));
+}
+
+TEST(Conventions, EveryRangeOfTheTableIsARelease) {
+  for (const ConventionRelease& entry : ConventionReleases()) {
+    if (entry.first.empty()) continue;  // no release verified
+    EXPECT_TRUE(ParseRelease(entry.first).ok()) << entry.first;
+    EXPECT_TRUE(ParseRelease(entry.last).ok()) << entry.last;
+    EXPECT_LE(*ParseRelease(entry.first), *ParseRelease(entry.last)) << entry.first;
+  }
+  // A local or pre-release suffix is the release's numbers (the installed package's version).
+  EXPECT_EQ(ResolveConvention(ModelFamily::kGlm4v, "transformers==5.23.0+cu130").value(),
+            Convention::kHfV5);
 }
 
 TEST(Conventions, NamesAndAliases) {

@@ -144,7 +144,11 @@ TEST(ModelFamilyTable, ParseTransformersRelease) {
   ASSERT_TRUE(release.ok());
   EXPECT_EQ(release->major, 5);
   EXPECT_EQ(release->minor, 17);
-  for (const char* bad : {"5", "latest", "5.x.0", "-1.2", ""}) {
+  EXPECT_THAT(ParseRelease("5.23.0").value(), ::testing::ElementsAre(5, 23, 0));
+  EXPECT_THAT(ParseRelease("5.24.0rc1").value(), ::testing::ElementsAre(5, 24, 0));
+  EXPECT_THAT(ParseRelease("5.23.0+cu130").value(), ::testing::ElementsAre(5, 23, 0));
+  EXPECT_THAT(ParseRelease("0.33").value(), ::testing::ElementsAre(0, 33));
+  for (const char* bad : {"5", "latest", "5.x.0", "-1.2", "", "5rc1.2"}) {
     const absl::StatusOr<TransformersRelease> parsed = ParseTransformersRelease(bad);
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(std::string(parsed.status().message()),

@@ -372,6 +372,39 @@ TEST(ProtoTest, Conventions) {
               HasSubstr("positions: the hf_v4 convention is not implemented for glm46v"));
 }
 
+// convention_release resolves a reference's release through the release table, as the CLI's
+// --convention and Python's convention= do, with that release's video time rounding.
+TEST(ProtoTest, ConventionByRelease) {
+  const auto positions = [](const std::string& text) -> absl::StatusOr<ModelConfig> {
+    v1::ModelParams params;
+    EXPECT_TRUE(ParseTextproto("positions { " + text + " }", "test", params).ok());
+    auto spec = ModelSpecFromProto(params);
+    if (!spec.ok()) return spec.status();
+    return spec->positions;
+  };
+  const auto v5_23 = positions("family: QWEN2_5_VL convention_release: 'transformers==5.23.0'");
+  ASSERT_TRUE(v5_23.ok()) << v5_23.status();
+  EXPECT_EQ(v5_23->convention, Convention::kHfV5_18);
+  EXPECT_EQ(v5_23->video_time_rounding, VideoTimeRounding::kScaleThenTruncate);
+  const auto v4 = positions("family: QWEN2_5_VL convention_release: 'transformers==4.57.6'");
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  EXPECT_EQ(v4->convention, Convention::kHfV4);
+  EXPECT_EQ(v4->video_time_rounding, VideoTimeRounding::kTruncateIntervalFirst);
+  EXPECT_EQ(positions("family: QWEN3_VL convention_release: 'vllm==0.33.0'")->convention,
+            Convention::kVllm);
+  EXPECT_THAT(
+      std::string(positions("family: QWEN3_5 convention_release: 'transformers==5.24.0'")
+                      .status()
+                      .message()),
+      HasSubstr("positions.convention_release: transformers 5.24.0 is not a release mrope has "
+                "verified for qwen3_5"));
+  EXPECT_THAT(std::string(positions("family: QWEN2_VL convention: VLLM "
+                                    "convention_release: 'transformers==5.23.0'")
+                              .status()
+                              .message()),
+              HasSubstr("positions.convention_release: set it or convention, not both"));
+}
+
 // Every family of the table is a proto enum value (its name in upper case).
 TEST(ProtoTest, EveryFamilyHasAnEnumValue) {
   for (const ModelFamilyInfo& row : ModelFamilies()) {

@@ -50,15 +50,6 @@ class MropeTransformersWarning(UserWarning):
     """What enable() left to transformers, and why."""
 
 
-def _version(text):
-    return tuple(int(part) for part in text.split("+")[0].split(".")[:3] if part.isdigit())
-
-
-def _installed_version():
-    import transformers  # pylint: disable=import-outside-toplevel
-    return _version(transformers.__version__)
-
-
 def preset_for(family, convention="installed"):
     """(preset, overrides) of mrope reproducing get_rope_index of `family` in the transformers
     release `convention` names ("installed", or "transformers==X.Y.Z"), or (None, why not).
@@ -68,17 +59,14 @@ def preset_for(family, convention="installed"):
     ValueError for another `convention` string.
     """
     from mrope import _mrope  # pylint: disable=import-outside-toplevel
-    if convention == "installed":
-        release = ".".join(map(str, _installed_version()))
-    elif isinstance(convention, str) and convention.startswith("transformers=="):
-        release = convention[len("transformers=="):]
-    else:
+    if not (convention == "installed" or
+            isinstance(convention, str) and convention.startswith("transformers==")):
         raise ValueError(f"convention must be 'installed' or 'transformers==X.Y.Z', got "
                          f"{convention!r}")
     if family not in FAMILIES:
         return None, f"{family}: not a family {_NAME} covers ({', '.join(FAMILIES)})"
     try:
-        return _mrope.convention_preset(family, "transformers==" + release), {}
+        return _mrope.convention_preset(family, convention), {}
     except ValueError as error:
         return None, f"{family}: {error}"
 
@@ -214,7 +202,7 @@ def enable(model=None, convention="installed"):
         MropeTransformersWarning; nothing raises for it.
     """
     try:
-        _installed_version()
+        import transformers  # pylint: disable=import-outside-toplevel,unused-import
     except ImportError as error:
         _warn(f"nothing replaced: {error}")
         return ()

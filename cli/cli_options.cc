@@ -1,4 +1,4 @@
-#include "mrope/cli/cli_options.h"
+#include "cli/cli_options.h"
 
 #include <string>
 #include <utility>

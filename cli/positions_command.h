@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include "absl/status/status.h"
-#include "mrope/cli/cli_options.h"
+#include "cli/cli_options.h"
 
 namespace mrope {
 

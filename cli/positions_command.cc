@@ -1,4 +1,4 @@
-#include "mrope/cli/positions_command.h"
+#include "cli/positions_command.h"
 
 #include <cstdint>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "mrope/cli/output.h"
+#include "cli/output.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/response_json.h"

@@ -17,12 +17,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "mrope/cli/cli_options.h"
-#include "mrope/cli/conventions_command.h"
-#include "mrope/cli/explain_command.h"
-#include "mrope/cli/positions_command.h"
-#include "mrope/cli/rotary_command.h"
-#include "mrope/cli/tables_command.h"
+#include "cli/cli_options.h"
+#include "cli/conventions_command.h"
+#include "cli/explain_command.h"
+#include "cli/positions_command.h"
+#include "cli/rotary_command.h"
+#include "cli/tables_command.h"
 #include "mrope/model/model_family.h"
 
 ABSL_FLAG(std::string, config, "",
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   absl::FlagsUsageConfig usage_config;
   // --help lists the flags of this tool (all defined here), not absl's own.
   usage_config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "mrope/cli/");
+    return absl::StrContains(file, "cli/");
   };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);

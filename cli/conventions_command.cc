@@ -1,4 +1,4 @@
-#include "mrope/cli/conventions_command.h"
+#include "cli/conventions_command.h"
 
 #include <string>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "mrope/cli/output.h"
+#include "cli/output.h"
 #include "mrope/model/conventions.h"
 #include "mrope/model/model_family.h"
 

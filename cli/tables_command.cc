@@ -1,4 +1,4 @@
-#include "mrope/cli/tables_command.h"
+#include "cli/tables_command.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "mrope/cli/output.h"
+#include "cli/output.h"
 #include "mrope/common/json_writer.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/model/model_family.h"

@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "mrope/cli/cli_options.h"
+#include "cli/cli_options.h"
 
 namespace mrope {
 

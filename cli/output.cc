@@ -1,4 +1,4 @@
-#include "mrope/cli/output.h"
+#include "cli/output.h"
 
 #include <cerrno>
 #include <cstring>

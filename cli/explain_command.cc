@@ -1,4 +1,4 @@
-#include "mrope/cli/explain_command.h"
+#include "cli/explain_command.h"
 
 #include <string>
 #include <utility>
@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "mrope/cli/output.h"
+#include "cli/output.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/service/compare.h"
 #include "mrope/service/explain.h"
