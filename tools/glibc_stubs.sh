@@ -13,8 +13,8 @@
 #       tools/glibc_compat.c: the few functions newer than 2.28 that bookworm's libstdc++.a and
 #       glibc headers reference (the manylinux toolchains' libstdc++_nonshared.a plays this role).
 # Cached by the pins, this script, the compat source and gcc under
-# ${MROPE_GLIBC_STUBS_CACHE:-~/.cache/mrope-glibc-stubs}; made once in about 30 s (zig from the
-# package index, or offline from the Python wheelhouse, ~/.cache/mrope-pyenv/wheels).
+# ${MROPE_GLIBC_STUBS_CACHE:-~/.cache/mrope-glibc-stubs}; made once in about 1 min (zig's 100 MB
+# wheel from the package index, or offline from the Python wheelhouse, ~/.cache/mrope-pyenv/wheels).
 # `tools/glibc_stubs.sh --version` prints the glibc version (the wheel's manylinux tag).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,7 +56,7 @@ trap 'rm -rf "$work"' EXIT
   made=$(dirname "$(find "$work/zig-cache" -name libc.so.6)")
   for library in libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1; do
     cp "$made/$library" "$staging/"
-    [ "$library" = libc.so.6 ] || ln -s "$library" "$staging/${library%.so.*}.so"
+    [ "$library" = libc.so.6 ] || ln -s "$library" "$staging/${library%.so.*}.so"  # libc.so: below
   done
   cp "$made/libld.so.2" "$staging/ld-linux-x86-64.so.2"  # zig's name for it; the soname is this
   # As the system's libc.so: libc_nonshared.a (atexit, pthread_atfork, ...: glibc 2.2.5's
