@@ -25,7 +25,8 @@ if [ "${1:-}" = --version ]; then
 fi
 pins="$repo/tools/requirements-build.txt"
 compat="$repo/tools/glibc_compat.c"
-key=$( (echo "$GLIBC"; cat "$pins" "$0" "$compat"; gcc --version | head -1) | sha256sum | cut -c1-16)
+key=$( (echo "$GLIBC"; cat "$pins" "$0" "$compat"; gcc --version | head -1) |
+      sha256sum | cut -c1-16)
 cache="${MROPE_GLIBC_STUBS_CACHE:-$HOME/.cache/mrope-glibc-stubs}"
 stubs="$cache/$key"
 if [ -f "$stubs/libglibc_compat.a" ]; then
