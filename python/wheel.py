@@ -6,9 +6,9 @@ Usage: wheel.py --extension PATH/_mrope.so [--c-library PATH/libmrope_c.so] --ve
 
 Writes DIR/mrope-VERSION-cpXY-cpXY-PLATFORM.whl for the running interpreter (run it with the
 python3 the extension was built against) and prints its path. PLATFORM is --platform (e.g.
-manylinux_2_28_x86_64: tools/build_wheel.sh derives it from the binaries, whose Abseil and
-protobuf are linked in) or this machine's (linux_x86_64: the Bazel build of the tests, which
-links Debian's shared libraries).
+manylinux_2_28_x86_64 from tools/build_wheel.sh: the glibc its binaries are linked against,
+Abseil, protobuf and libstdc++ linked in) or this machine's (linux_x86_64: the Bazel build of
+the tests, which links Debian's shared libraries).
 
 Every .py file under python/mrope/ goes in, subpackages included. ENTRY_POINTS below become
 the dist-info's entry_points.txt. mrope/_build.py records the CUDA build (--cuda, the archs)

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Builds the Python package's wheel into dist/ and prints its path:
-#   dist/mrope-<version>+cu130-cp311-cp311-manylinux_2_XX_x86_64.whl   (with nvcc)
-#   dist/mrope-<version>-cp311-cp311-manylinux_2_XX_x86_64.whl         (a CPU wheel)
+#   dist/mrope-<version>+cu130-cp311-cp311-manylinux_2_28_x86_64.whl   (with nvcc)
+#   dist/mrope-<version>-cp311-cp311-manylinux_2_28_x86_64.whl         (a CPU wheel)
 # for Debian's python3 (the interpreter the extension is built against; $MROPE_PYTHON names
-# another). Abseil, protobuf, libstdc++ and libgcc are linked in (tools/static_bazel.sh), so the
-# wheel needs only glibc 2.XX and numpy; XX is the newest glibc symbol version the binaries use.
+# another). Abseil, protobuf and libstdc++ are linked in, against glibc 2.28's ABI
+# (tools/static_bazel.sh), so the wheel needs only glibc >= 2.28, libgcc_s and numpy.
 # With a CUDA toolkit it carries the kernels for the GPUs of CUDA_ARCHS plus PTX (the CUDA
 # runtime linked statically), in the extension and in mrope/libmrope_c.so (the C ABI, for
 # mrope.cuda where the extension does not load, and for C programs); without one it is a CPU
@@ -34,7 +34,13 @@ if [ ${#cuda[@]} -gt 0 ]; then
   cuda[1]="$bin/capi/libmrope_c.so"
   binaries+=("${cuda[1]}")
 fi
-# The platform tag: manylinux_2_XX for the newest GLIBC_2.XX symbol version the binaries need.
-glibc=$(objdump -T "${binaries[@]}" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+# The platform tag: manylinux_2_28, the glibc the binaries were linked against; none of their
+# symbol versions may be newer (auditwheel show may find an older tag enough: they need less).
+floor=$(tools/glibc_stubs.sh --version)
+newest=$(objdump -T "${binaries[@]}" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+if [ "${newest#GLIBC_2.}" -gt "${floor#2.}" ]; then
+  echo "build_wheel.sh: the binaries need $newest, newer than glibc $floor" >&2
+  exit 1
+fi
 "$python" python/wheel.py --extension "${binaries[0]}" "${cuda[@]}" --version "$version" \
-  --platform "manylinux_2_${glibc#GLIBC_2.}_x86_64" --out dist
+  --platform "manylinux_${floor/./_}_x86_64" --out dist

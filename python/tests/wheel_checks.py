@@ -1,9 +1,10 @@
 """Checks of the shipped wheel (tools/test_wheel.sh builds it and runs this file with the test
 environment's pytest; not a test_*.py file, so //python:pytest does not collect it):
 
-- auditwheel names the wheel's own manylinux tag;
-- its libraries export only mrope_* (MROPE_C_1) and PyInit_* and need only glibc, libstdc++ and
-  libgcc_s (no Abseil, no protobuf);
+- it is a manylinux_2_28 wheel, and auditwheel agrees;
+- its libraries export only mrope_* (MROPE_C_1) and PyInit_*, need only glibc and libgcc_s (no
+  Abseil, protobuf or libstdc++), and every symbol they take from them is versioned, at glibc
+  2.28 or older (the extension's Python C API aside);
 - installed into a fresh venv that sees nothing of the system's site-packages (numpy and pytest
   from the package index), the Python tests pass against it (their cases are counted on their
   own, from the JUnit file $MROPE_WHEEL_PYTEST_XML);
@@ -28,10 +29,12 @@ import pytest
 REPO_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 WHEEL = os.environ["MROPE_WHEEL"]
 PYENV = os.environ["MROPE_PYENV"]
-PLATFORM = re.search(r"-(manylinux_2_\d+_x86_64)\.whl$", WHEEL).group(1)
-# What a library of the wheel may need: glibc, libstdc++ and libgcc_s (manylinux's list).
+# The README's promise: the wheel installs and runs on glibc >= 2.28.
+MANYLINUX = "manylinux_2_28_x86_64"
+# What a library of the wheel may need: glibc and libgcc_s (of manylinux's list; libstdc++ is
+# linked in: gcc 12's needs GLIBCXX_3.4.30, which glibc 2.28's systems do not have).
 ALLOWED = {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "libdl.so.2", "libpthread.so.0",
-           "librt.so.1", "libstdc++.so.6", "libgcc_s.so.1"}
+           "librt.so.1", "libgcc_s.so.1"}
 # Exports: the C ABI's functions under MROPE_C_1, the module's init under MROPE_PY_1, and the
 # version nodes themselves.
 EXPORT = re.compile(r"(mrope_\w+@@MROPE_C_1|PyInit_\w+@@MROPE_PY_1|MROPE_(C|PY)_1)")
@@ -59,12 +62,21 @@ def libraries(tmp_path_factory):
     return [str(out / n) for n in names]
 
 
-def test_auditwheel_names_the_wheels_manylinux_tag():
+def manylinux_glibc(tag):
+    """(2, 28) of manylinux_2_28_x86_64."""
+    return tuple(int(n) for n in re.fullmatch(r"manylinux_(\d+)_(\d+)_x86_64", tag).groups())
+
+
+def test_auditwheel_finds_the_wheel_manylinux_2_28():
+    assert WHEEL.endswith(f"-{MANYLINUX}.whl"), WHEEL
     tools = os.path.join(PYENV, "targets", "wheeltools")
     out = run(os.path.join(PYENV, "bin", "python"), "-m", "auditwheel", "show", WHEEL,
               env=dict(ENV, PYTHONPATH=tools))
-    assert re.search(rf'consistent\s+with\s+the\s+following\s+platform\s+tag:\s+"{PLATFORM}"',
-                     out), out
+    # auditwheel names the oldest manylinux whose symbol versions the libraries keep to (older
+    # than 2.28 where they happen to need less; each manylinux allows what the older ones do).
+    found = re.search(r'consistent\s+with\s+the\s+following\s+platform\s+tag:\s+'
+                      r'"(manylinux_\d+_\d+_x86_64)"', out)
+    assert found and manylinux_glibc(found.group(1)) <= manylinux_glibc(MANYLINUX), out
 
 
 def test_exports_only_mropes_symbols(libraries):
@@ -82,9 +94,32 @@ def needed(library):
     return set(re.findall(r"\(NEEDED\).*\[(.*)\]", run("readelf", "-d", library)))
 
 
-def test_needs_no_abseil_or_protobuf(libraries):
+def test_needs_only_glibc_and_libgcc_s(libraries):
     for library in libraries:
         assert needed(library) <= ALLOWED, (library, needed(library))
+
+
+def assert_takes_only_versioned_symbols_of_glibc_2_28(library):
+    # Linked against glibc 2.28's stubs (tools/glibc_stubs.sh), a symbol that 2.28 lacks would
+    # stay undefined without a version in the extension (its Python C API is undefined too, so
+    # it links without --no-undefined) and fail where it loads. Weak ones may stay unresolved.
+    python_api = os.path.basename(library).startswith("_mrope.")  # the extension
+    for line in run("objdump", "-T", library).splitlines():
+        fields = line.split()
+        if "*UND*" not in fields or fields[1] == "w":
+            continue
+        symbol, version = fields[-1], fields[-2]
+        if python_api and re.match(r"_?Py", symbol):
+            continue
+        assert re.fullmatch(r"\((GLIBC_[\d.]+|GCC_[\d.]+)\)", version), (library, line)
+        if version.startswith("(GLIBC_"):
+            glibc = tuple(int(n) for n in version[len("(GLIBC_"):-1].split("."))
+            assert glibc[:2] <= manylinux_glibc(MANYLINUX), (library, line)
+
+
+def test_takes_only_versioned_symbols_of_glibc_2_28(libraries):
+    for library in libraries:
+        assert_takes_only_versioned_symbols_of_glibc_2_28(library)
 
 
 def test_cmake_package_links_without_abseil_or_protobuf(tmp_path):
@@ -94,6 +129,7 @@ def test_cmake_package_links_without_abseil_or_protobuf(tmp_path):
     with tarfile.open(tar) as tree:
         tree.extract("lib/libmrope_c.so", tmp_path)
     assert needed(str(tmp_path / "lib" / "libmrope_c.so")) <= ALLOWED
+    assert_takes_only_versioned_symbols_of_glibc_2_28(str(tmp_path / "lib" / "libmrope_c.so"))
     out = run(os.path.join(REPO_DIR, "examples", "cmake", "run_cmake_example_test.sh"), tar,
               os.path.join(REPO_DIR, "examples", "cmake"), env=dict(ENV, TEST_TMPDIR=str(tmp_path)))
     assert "delta: -2" in out.splitlines(), out
