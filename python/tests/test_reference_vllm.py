@@ -3,7 +3,8 @@ live: the rows of seeded random prompts (reference_prompts.py, laid out as trans
 processors lay them out, which vLLM's processors call) as single requests through vLLM's own
 get_mrope_input_positions(input_tokens, mm_features) (reference_runner_vllm.py, in a process of
 that vLLM), compared bit for bit with mrope's get_mrope_input_positions(tokens, mm_features):
-positions, dtype and delta.
+positions, dtype and delta; and the decode steps vLLM's own get_next_input_positions gives
+with that delta against mrope's Plan.decode_positions.
 
 Options (conftest.py): --cases N requests per family, --seed S.
 """
@@ -17,7 +18,8 @@ import mrope
 import reference_env
 import reference_prompts
 
-FAMILIES = ("qwen2_5_vl", "qwen3_vl", "cosmos3_omni", "cosmos3_edge")
+FAMILIES = ("qwen2_5_vl", "qwen3_vl", "cosmos3_omni", "cosmos3_edge", "openpangu_vl", "isaac",
+            "keye")
 # vLLM classes whose get_mrope_input_positions is a row's (resolved through their bases) but
 # whose config comes from the checkpoint's remote code (no installed file gives their ids or
 # rotary): checked against that row's *_vllm preset on its prompts. vLLM's positions read no
@@ -66,8 +68,9 @@ def row(family):
 
 
 @functools.lru_cache(maxsize=None)
-def model_for(family):
-    return mrope.Model.from_config(family + "_vllm",
+def model_for(family, reference):
+    """The family's preset under the convention mrope's release table gives `reference`."""
+    return mrope.Model.from_config(family, convention=reference,
                                    overrides=reference_prompts.FAMILY_CONFIG[family])
 
 
@@ -92,12 +95,16 @@ def test_get_mrope_input_positions(reference, family, index, request):
     theirs = outputs["results"][family][index]
     where = f"{reference} {outputs['sources'][family]}, request {layout}"
     assert "error" not in theirs, f"{where}: the reference failed: {theirs.get('error')}"
-    positions, delta = model_for(row(family)).get_mrope_input_positions(
+    positions, delta = model_for(row(family), reference).get_mrope_input_positions(
         np.array(tokens, dtype=np.int64), [as_feature(*f) for f in features])
     positions = np.asarray(positions)
     assert positions.dtype == theirs["positions"].dtype, where
     np.testing.assert_array_equal(positions, theirs["positions"], err_msg=where)
     assert delta == theirs["delta"], where
+    features = [as_feature(*f) for f in features]
+    decode = model_for(row(family), reference).plan_vllm(
+        np.array(tokens, dtype=np.int64), features).decode_positions(len(theirs["decode"][0]))
+    np.testing.assert_array_equal(np.asarray(decode)[:, 0, :], theirs["decode"], err_msg=where)
 
 
 if __name__ == "__main__":
