@@ -25,6 +25,10 @@ FAMILIES = ("qwen2_5_vl", "qwen3_vl", "cosmos3_omni", "cosmos3_edge", "openpangu
 # rotary): checked against that row's *_vllm preset on its prompts. vLLM's positions read no
 # token ids.
 ON_A_ROW = {"interns1_pro": "qwen3_vl", "opencua": "qwen2_5_vl", "keye_vl1_5": "qwen3_vl"}
+# Families whose blocks are the runs of media tokens: their token scan (the grid form) is checked
+# too. (Qwen3-VL's scan does not take transformers 5.23's outer <vision_start> ... <vision_end>
+# around a video's timestamped frames: see README, SGLang.)
+MEDIA_RUNS = ("openpangu_vl", "isaac", "keye")
 REFERENCES = reference_env.pinned("vllm")
 PROCESSOR_LAYOUT = (5, 23)  # the transformers whose processors vLLM runs here
 
@@ -101,10 +105,22 @@ def test_get_mrope_input_positions(reference, family, index, request):
     assert positions.dtype == theirs["positions"].dtype, where
     np.testing.assert_array_equal(positions, theirs["positions"], err_msg=where)
     assert delta == theirs["delta"], where
-    features = [as_feature(*f) for f in features]
     decode = model_for(row(family), reference).plan_vllm(
-        np.array(tokens, dtype=np.int64), features).decode_positions(len(theirs["decode"][0]))
+        np.array(tokens, dtype=np.int64), [as_feature(*f) for f in features]).decode_positions(
+            len(theirs["decode"][0]))
     np.testing.assert_array_equal(np.asarray(decode)[:, 0, :], theirs["decode"], err_msg=where)
+    if family not in MEDIA_RUNS:
+        return
+    # The grid form finds the blocks by the token scan (what get_rope_index and the CLI do).
+    grids = {m: np.array([f[3] for f in features if f[0] == m], dtype=np.int64).reshape(-1, 3)
+             for m in ("image", "video")}
+    seconds = [f[4] for f in features if f[0] == "video" and f[4] is not None]
+    positions, delta = model_for(row(family), reference).get_mrope_input_positions(
+        np.array(tokens, dtype=np.int64), image_grid_thw=grids["image"],
+        video_grid_thw=grids["video"],
+        second_per_grid_ts=np.array(seconds, dtype=np.float32) if seconds else None)
+    np.testing.assert_array_equal(positions, theirs["positions"], err_msg="token scan: " + where)
+    assert delta == theirs["delta"], "token scan: " + where
 
 
 if __name__ == "__main__":
