@@ -338,9 +338,8 @@ ABSL_ATTRIBUTE_NOINLINE void InterleaveAudioInVideo(const Span& span, const Mode
 }
 
 // Keye (PositionPolicy::video_frames_stacked): each video block as its frames back to back,
-// one span each; the first frame carries the block's start marker, the frames after it none,
-// and the block's end marker follows as a text token (it sits where an end marker would: the
-// last frame's max + 1).
+// one unbracketed span each, its start and end markers as text tokens around them (they sit
+// where the markers would: the first frame's start - 1, the last frame's max + 1).
 std::vector<Span> StackedFrames(absl::Span<const Span> spans, const ModelConfig& config) {
   std::vector<Span> out;
   out.reserve(spans.size());
@@ -350,11 +349,12 @@ std::vector<Span> StackedFrames(absl::Span<const Span> spans, const ModelConfig&
       out.push_back(span);
       continue;
     }
+    if (span.bracketed) out.push_back(Span::Text(1));
     for (int64_t k = 0; k < frames; ++k) {
       Span& frame = out.emplace_back(span);
       frame.grid.t = config.temporal_merge_size;
-      frame.bracketed = k == 0 && span.bracketed;
-      frame.closed = k != 0;  // the first frame's start marker without an end marker
+      frame.bracketed = false;
+      frame.closed = true;
     }
     if (span.bracketed && span.closed) out.push_back(Span::Text(1));
   }
