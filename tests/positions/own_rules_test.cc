@@ -12,6 +12,7 @@
 #include "mrope/model/model_family.h"
 #include "mrope/positions/batch.h"
 #include "mrope/positions/sequence_positions.h"
+#include "mrope/positions/vllm_evs.h"
 #include "mrope/positions/vllm_request.h"
 #include "tests/testing/positions_testing.h"
 
@@ -123,6 +124,18 @@ TEST(OwnRules, TokenScanFindsMediaRuns) {
   plan = PlanBatch(keye, batch.View());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_THAT(AllPositions(plan->rows[0]).t, ElementsAre(0, 1, 2, 2, 2, 2, 4, 4, 4, 4, 6));
+}
+
+// vLLM prunes no openPangu-VL or Keye video (EVS is Qwen2.5-VL's and Qwen3-VL's): refused.
+TEST(OwnRules, NoEvsPath) {
+  for (const char* preset : {"openpangu_vl", "keye"}) {
+    SCOPED_TRACE(preset);
+    const std::vector<int64_t> tokens = {1, 2, 3};
+    VllmEvsRequest request;
+    request.pruned.input_tokens = tokens;
+    EXPECT_THAT(std::string(VllmEvsPositions::Create(Preset(preset), request).status().message()),
+                HasSubstr("EVS"));
+  }
 }
 
 }  // namespace
