@@ -160,6 +160,75 @@ void Qwen3VlRulesNewInV5_23(ModelFamilyInfo& row, bool vllm) {
                           "attention_mask"};
 }
 
+// A family whose only reference is vLLM's get_mrope_input_positions: its preset follows vLLM,
+// blocks are the runs of image and video tokens (vLLM reads no marker), `image` and `video`
+// (-1: none) are read from config.json's image_token_id / video_token_id.
+ModelFamilyInfo VllmRow(ModelFamily family, absl::string_view name, absl::string_view checkpoint,
+                        int64_t image, int64_t video, bool ids_from_tokenizer) {
+  ModelFamilyInfo r = Row(family, name, checkpoint, Tokens(image, video, -1, -1));
+  r.hf_model_types = {{name, ""}};
+  r.rules.token_keys = {{"image", &SpecialTokens::image, ids_from_tokenizer}};
+  if (video >= 0) {
+    r.rules.token_keys.push_back({"video", &SpecialTokens::video, ids_from_tokenizer});
+  }
+  r.rules.policy.blocks_from_media_runs = true;
+  r.rules.conventions = {Convention::kVllm};
+  r.preset.convention = Convention::kVllm;
+  return r;
+}
+
+std::vector<ModelFamilyInfo> VllmOwnRuleRows() {
+  std::vector<ModelFamilyInfo> rows;
+  // openPangu-VL (OpenPanguVLForConditionalGeneration): Qwen3-VL's rule with the frames of a
+  // video in one placeholder, two tokens (<vision_end><vision_start>) between frames. Ids,
+  // theta 6.4e7 and merge 2: the remote OpenPanguVLConfig's defaults (openPangu-VL-7B); vLLM
+  // reads config.image_token_id / video_token_id; mrope_section from config.json (the preset:
+  // Qwen2.5-VL's, an assumption: no installed file gives it). No q/k norm (PanguEmbedded).
+  {
+    ModelFamilyInfo r = VllmRow(ModelFamily::kOpenPanguVl, "openpangu_vl",
+                                "FreedomIntelligence/openPangu-VL-7B (remote OpenPanguVLConfig "
+                                "defaults)",
+                                46005, 144208, /*ids_from_tokenizer=*/false);
+    r.rope = {128, 6.4e7, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
+    r.rules.policy.video_frames_as_blocks = true;
+    r.rules.policy.vllm_frame_separator_tokens = 2;
+    r.processor = ProcessorLayout::kSeparatedFrames;
+    rows.push_back(r);
+  }
+  // Isaac (IsaacForConditionalGeneration, vLLM's IsaacConfig): images only, h and w without
+  // the block's start, the last text after the last image's t + 1. Its pad is the Qwen3
+  // tokenizer's <|image_pad|> (vLLM encodes it; config.json has no id); merge is
+  // vision_config.pixel_shuffle_scale_factor (class default 1); the text model is Qwen3's
+  // (Qwen3Config defaults: head_dim 128, theta 1e4), sections [d/4, d/8, d/8] by vLLM's code.
+  {
+    ModelFamilyInfo r = VllmRow(ModelFamily::kIsaac, "isaac", "IsaacConfig defaults (vLLM)",
+                                151655, -1, /*ids_from_tokenizer=*/true);
+    r.preset.spatial_merge_size = 1;
+    r.spatial_merge_key = "pixel_shuffle_scale_factor";
+    r.rope = {128, 1e4, {32, 16, 16}, MropeLayout::kBlocked, 1.0};
+    r.rope.sections = SectionSource::kRotaryCode;
+    r.rules.policy.spatial_from_zero = true;
+    r.rules.policy.final_text_after_last_time = true;
+    r.qk_norm = QkNorm::kWeight;
+    r.processor = ProcessorLayout::kImageRuns;
+    rows.push_back(r);
+  }
+  // Keye-VL (KeyeForConditionalGeneration, Kwai-Keye/Keye-VL-8B-Preview): a video is one
+  // <vision_start> t*h*w/merge^2 pads <vision_end> whose frames are blocks back to back. Ids:
+  // the Qwen3 tokenizer's (vLLM reads them from the vocabulary; config.json's image_token_id /
+  // video_token_id when present); Qwen3-8B's text model (theta 1e6, q/k norm), Qwen2.5-VL's
+  // sections from config.json (the preset's an assumption, as openPangu-VL's).
+  {
+    ModelFamilyInfo r = VllmRow(ModelFamily::kKeye, "keye", "Kwai-Keye/Keye-VL-8B-Preview",
+                                151655, 151656, /*ids_from_tokenizer=*/true);
+    r.rope = {128, 1e6, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
+    r.rules.policy.video_frames_stacked = true;
+    r.qk_norm = QkNorm::kWeight;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 std::vector<ModelFamilyInfo> BuildTable() {
   std::vector<ModelFamilyInfo> rows;
   {
@@ -334,7 +403,7 @@ std::vector<ModelFamilyInfo> BuildTable() {
                           {"image_start", &SpecialTokens::vision_start},
                           {"image_end", &SpecialTokens::vision_end}};
     PositionPolicy& p = r.rules.policy;
-    p.blocks_from_image_runs = true;
+    p.blocks_from_media_runs = true;
     p.block_end = BlockEnd::kStartPlusLargerSide;
     p.decode = DecodeRule::kTargetGridTable;
     p.zero_deltas = true;
@@ -375,6 +444,10 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.qk_norm = qk_norm;
     rows.push_back(r);
   }
+  // The families on rules of their own whose only reference is vLLM 0.33.0's
+  // get_mrope_input_positions (their configs are the checkpoints' remote code, Isaac's vLLM's
+  // own): vLLM presets; blocks are the runs of image and video tokens, as vLLM reads no marker.
+  for (ModelFamilyInfo r : VllmOwnRuleRows()) rows.push_back(r);
   // Every other convention of a row is a preset "<name>_<convention>", with the convention's
   // reference video time rounding (transformers before 5.18 truncates the interval first).
   for (ModelFamilyInfo& r : rows) {
@@ -493,6 +566,11 @@ absl::string_view ProcessorLayoutText(ProcessorLayout layout) {
     case ProcessorLayout::kImageGenerationTargets:
       return "<image_start> h*w image tokens <image_end> per source image; generation targets "
              "are the row's image_grid_thw entries past them (images_per_sample)";
+    case ProcessorLayout::kImageRuns:
+      return "h*w/merge^2 image tokens per image, no markers: each run of image tokens is a block";
+    case ProcessorLayout::kSeparatedFrames:
+      return "<vision_start> image tokens <vision_end> per image; a video as <vision_start>, its "
+             "frames' video tokens with <vision_end><vision_start> between frames, <vision_end>";
   }
   return "";
 }

@@ -43,6 +43,9 @@ enum class ModelFamily {
   kQwen4Exp,
   kCosmos3Omni,
   kCosmos3Edge,
+  kOpenPanguVl,  // openPangu-VL (vLLM)
+  kIsaac,        // Isaac (vLLM)
+  kKeye,         // Keye-VL (vLLM)
 };
 
 // A `model_type` of HF config.json and the object holding the family's ids and time scales.
@@ -95,6 +98,8 @@ enum class ProcessorLayout {
   kGlmVideoBrackets,
   kTypedRuns,
   kImageGenerationTargets,
+  kImageRuns,
+  kSeparatedFrames,
 };
 absl::string_view ProcessorLayoutText(ProcessorLayout layout);
 
@@ -129,6 +134,9 @@ struct ModelFamilyInfo {
   RopePreset rope;
   QkNorm qk_norm = QkNorm::kNone;
   ProcessorLayout processor = ProcessorLayout::kVisionBlocks;
+  // The vision_config key of config.json that holds the spatial merge size (Isaac:
+  // pixel_shuffle_scale_factor).
+  absl::string_view spatial_merge_key = "spatial_merge_size";
   // Every convention of rules.conventions other than the preset's, as "<name>_<convention>",
   // plus any named rounding variant ("qwen2_5_vl_hf").
   std::vector<PresetVariant> variants;

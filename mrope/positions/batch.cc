@@ -220,7 +220,7 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, policy, batch.media, limits));
   MROPE_RETURN_IF_ERROR(CheckImagesPerSample(batch, policy));
   const bool typed = (!batch.mm_token_type_ids.empty() && !policy.type_ids_unread) ||
-                     policy.blocks_from_image_runs;
+                     policy.blocks_from_media_runs;
   if (policy.blocks_from_type_ids && batch.mm_token_type_ids.empty() && HasGrids(batch.media)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "mm_token_type_ids is required: ", config.rules->name, " under ",
@@ -281,11 +281,13 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
       real_types = gathered_types;
     }
     const int64_t n = real_tokens.size();
-    if (policy.blocks_from_image_runs && batch.mm_token_type_ids.empty()) {
-      // GLM-Image: image tokens are the blocks; its start and end ids are text.
+    if (policy.blocks_from_media_runs && batch.mm_token_type_ids.empty()) {
+      // The runs of image and video tokens are the blocks; start and end ids are text.
       gathered_types.resize(n);
       for (int64_t i = 0; i < n; ++i) {
-        gathered_types[i] = real_tokens[i] == config.tokens.image ? 1 : 0;
+        gathered_types[i] = real_tokens[i] == config.tokens.image   ? 1
+                            : real_tokens[i] == config.tokens.video ? 2
+                                                                    : 0;
       }
       real_types = gathered_types;
     }

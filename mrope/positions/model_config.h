@@ -191,6 +191,9 @@ enum class BlockEnd {
 struct TokenKey {
   absl::string_view hf_name;
   int64_t SpecialTokens::*field;
+  // The reference takes the id from the tokenizer, not config.json: a config.json without the
+  // key gets the preset's id.
+  bool tokenizer_default = false;
 };
 
 struct PositionPolicy {
@@ -226,8 +229,21 @@ struct PositionPolicy {
   // GLM under a convention whose blocks come from mm_token_type_ids: they are accepted and not
   // read, as the token scan finds the same blocks (PositionRules::v5_blocks_by_token_scan).
   bool type_ids_unread = false;
-  // GLM-Image: blocks are the runs of image tokens; its start and end ids are text.
-  bool blocks_from_image_runs = false;
+  // Blocks are the runs of image and video tokens; start and end ids are text (GLM-Image,
+  // and the vLLM families whose positions read no marker: Isaac, Keye, openPangu-VL).
+  bool blocks_from_media_runs = false;
+  // Isaac: a block's h and w axes are its row and column, without the block's start (t has it).
+  bool spatial_from_zero = false;
+  // Isaac: the text after the last block resumes at that block's last t + 1, not at its max + 1
+  // (text between blocks still resumes at the max + 1).
+  bool final_text_after_last_time = false;
+  // Keye: a video block's frames are blocks back to back, frame k + 1 at frame k's max + 1
+  // (start + (k + 1) * max(h, w) / merge), not one grid with time index k.
+  bool video_frames_stacked = false;
+  // openPangu-VL (vLLM): a video's placeholder is its frames separated by this many text tokens
+  // (its <vision_end><vision_start> pairs), from the first frame's first token to the last's
+  // last; 0: the placeholder is the grid's tokens (or Qwen3-VL's timestamped frames).
+  int32_t vllm_frame_separator_tokens = 0;
   // GLM-Image: get_rope_index's deltas, and what generate() stores, are 0.
   bool zero_deltas = false;
 };

@@ -439,7 +439,7 @@ class TypeRunScanner {
                         ", not ", type == 1 ? "image_token_id " : "video_token_id ", id);
       }
       s_.FlushText(text_run);
-      MROPE_RETURN_IF_ERROR(type == 1 ? Image(i, end - i) : Video(i, end - i));
+      MROPE_RETURN_IF_ERROR(type == 1 ? ImageRun(i, end - i) : Video(i, end - i));
       i = end;
     }
     s_.FlushText(text_run);
@@ -453,6 +453,24 @@ class TypeRunScanner {
     if (next < size) return absl::OkStatus();
     return RowError(s_.row_, i, kind, " run ", next + 1, " but ", list, " has ", size,
                     " entries");
+  }
+
+  // vLLM's images back to back, with no marker between them, are one run of image tokens
+  // where blocks are the runs (Isaac): it takes image_grid_thw's grids in order until used up.
+  absl::Status ImageRun(int64_t i, int64_t found) {
+    if (!s_.policy_.blocks_from_media_runs || !s_.policy_.per_request) return Image(i, found);
+    const std::vector<Grid>& grids = s_.media_.image_grid_thw;
+    while (found > 0) {
+      MROPE_RETURN_IF_ERROR(
+          CheckListed(i, "image", s_.cursor_.image, "image_grid_thw", grids.size()));
+      const Grid& grid = grids[s_.cursor_.image];
+      MROPE_RETURN_IF_ERROR(s_.CheckGrid(i, "image_grid_thw", s_.cursor_.image, grid));
+      const int64_t take = std::min(found, s_.GridTokens(grid));
+      MROPE_RETURN_IF_ERROR(Image(i, take));
+      i += take;
+      found -= take;
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Image(int64_t i, int64_t found) {

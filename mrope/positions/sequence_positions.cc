@@ -212,6 +212,10 @@ struct GridStream {
   const ModelConfig* config;
   TimeIndex time_kind;
   bool float_positions;
+  bool spatial_from_zero;  // PositionPolicy::spatial_from_zero
+
+  // What the h and w axes add to the row and column.
+  double SpatialBase() const { return spatial_from_zero ? 0 : span->media_base; }
 
   int64_t per_frame() const { return span->merged_grid.h * span->merged_grid.w; }
   ABSL_ATTRIBUTE_ALWAYS_INLINE double TimeAt(int64_t k) const {
@@ -221,9 +225,9 @@ struct GridStream {
   // (float32 addition is monotonic, so the max of the sums is the sum with the max).
   double FullMax() const {
     const Grid& g = span->merged_grid;
-    const double largest = std::max({TimeAt(g.t - 1), static_cast<double>(g.h - 1),
-                                     static_cast<double>(g.w - 1)});
-    return AddPositions(float_positions, span->media_base, largest);
+    const double side = static_cast<double>(std::max(g.h, g.w) - 1);
+    return std::max(AddPositions(float_positions, span->media_base, TimeAt(g.t - 1)),
+                    AddPositions(float_positions, SpatialBase(), side));
   }
   // Max over axes of the stream tokens [begin, end) (non-empty), in O(1).
   double MaxOver(int64_t begin, int64_t end) const {
@@ -237,10 +241,9 @@ struct GridStream {
       max_row = last / w;
       if (first / w == max_row) max_col = last % w;
     }
-    const double base = span->media_base;
-    return std::max({AddPositions(float_positions, base, TimeAt(k_last)),
-                     AddPositions(float_positions, base, static_cast<double>(max_row)),
-                     AddPositions(float_positions, base, static_cast<double>(max_col))});
+    return std::max({AddPositions(float_positions, span->media_base, TimeAt(k_last)),
+                     AddPositions(float_positions, SpatialBase(), static_cast<double>(max_row)),
+                     AddPositions(float_positions, SpatialBase(), static_cast<double>(max_col))});
   }
   // The first stream token >= from whose time index is >= x, or the stream's length. Time
   // indices never decrease, so the frame cursor only moves forward over a block's calls.
@@ -334,6 +337,38 @@ ABSL_ATTRIBUTE_NOINLINE void InterleaveAudioInVideo(const Span& span, const Mode
   placed.end_run = runs.size();
 }
 
+// Keye (PositionPolicy::video_frames_stacked): each video block as its frames back to back,
+// one unbracketed span each, its start and end markers as text tokens around them (they sit
+// where the markers would: the first frame's start - 1, the last frame's max + 1).
+std::vector<Span> StackedFrames(absl::Span<const Span> spans, const ModelConfig& config) {
+  std::vector<Span> out;
+  out.reserve(spans.size());
+  for (const Span& span : spans) {
+    const int64_t frames = span.grid.t / config.temporal_merge_size;
+    if (span.kind != SpanKind::kVideo || frames <= 1) {
+      out.push_back(span);
+      continue;
+    }
+    if (span.bracketed) out.push_back(Span::Text(1));
+    for (int64_t k = 0; k < frames; ++k) {
+      Span& frame = out.emplace_back(span);
+      frame.grid.t = config.temporal_merge_size;
+      frame.bracketed = false;
+      frame.closed = true;
+    }
+    if (span.bracketed && span.closed) out.push_back(Span::Text(1));
+  }
+  return out;
+}
+
+// The index of the last span with tokens (spans.size() when none has).
+size_t LastSpanWithTokens(absl::Span<const Span> spans) {
+  for (size_t i = spans.size(); i-- > 0;) {
+    if (spans[i].kind != SpanKind::kText || spans[i].text_tokens > 0) return i;
+  }
+  return spans.size();
+}
+
 }  // namespace
 
 absl::StatusOr<SequencePlanner> SequencePlanner::Create(const ModelConfig& config,
@@ -369,6 +404,16 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
         ValidateSpan(i, spans[i], i + 1 == spans.size(), config, policy, limits));
   }
 
+  std::vector<Span> stacked;
+  if (policy.video_frames_stacked) {
+    stacked = StackedFrames(spans, config);
+    spans = stacked;
+  }
+  // Isaac: the last span, if text after a block, resumes at that block's last t + 1.
+  const size_t final_span =
+      policy.final_text_after_last_time ? LastSpanWithTokens(spans) : spans.size();
+  double after_last_time = -1;  // the last span's block's last t + 1; -1: it was text
+
   const MergeDivisor merge(config.spatial_merge_size);
   double next = 0;  // HF's st_idx: where the next piece starts
   double max_all = 0;
@@ -377,6 +422,9 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
   for (size_t i = 0; i < spans.size(); ++i) {
     const Span& span = spans[i];
     if (span.kind == SpanKind::kText && span.text_tokens == 0) continue;
+    if (i == final_span && span.kind == SpanKind::kText && after_last_time >= 0) {
+      next = after_last_time;
+    }
     // Built in place: a PlacedSpan assembled on the stack and moved in stalled on store
     // forwarding (its fields stored one by one, then copied in wider loads). token and next go
     // in as copies: emplace_back takes forwarding references, and their addresses kept both
@@ -388,6 +436,7 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
       placed.max_position =
           AddPositions(fp, next, static_cast<double>(span.text_tokens - 1));
       next = AddPositions(fp, next, static_cast<double>(span.text_tokens));
+      after_last_time = -1;
     } else {
       const bool pair = span.kind == SpanKind::kAudioInVideo;
       placed.start_markers = !span.bracketed ? 0 : pair ? 2 : 1;
@@ -404,7 +453,7 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
       placed.media_tokens = video_tokens + span.audio_tokens;
       const GridStream video{&placed, &config,
                              span.kind == SpanKind::kImage ? policy.image_time : policy.video_time,
-                             fp};
+                             fp, policy.spatial_from_zero};
       const auto audio_at = [&](int64_t j) {
         return AddPositions(fp, placed.media_base, static_cast<double>(j));
       };
@@ -433,6 +482,14 @@ absl::Status SequencePlanner::Plan(absl::Span<const Span> spans, SequencePositio
               : media_max;
       next = placed.end_markers > 0 ? AddPositions(fp, placed.end_base, end_extent)
                                     : placed.end_base;
+      if (policy.final_text_after_last_time) {
+        after_last_time =
+            placed.end_markers > 0 || video_tokens == 0 || pair
+                ? next
+                : AddPositions(fp, AddPositions(fp, placed.media_base,
+                                                video.TimeAt(placed.merged_grid.t - 1)),
+                               1);
+      }
     }
     max_all = std::max(max_all, placed.max_position);
     token += placed.num_tokens;
@@ -513,7 +570,7 @@ class SpanWriter {
         runs_(runs),
         stream_{&s, &config,
                 s.span.kind == SpanKind::kImage ? policy.image_time : policy.video_time,
-                policy.float_positions},
+                policy.float_positions, policy.spatial_from_zero},
         shared_markers_(s.span.kind == SpanKind::kAudioInVideo &&
                         policy.audio_in_video_shares_markers) {}
 
@@ -560,10 +617,11 @@ class SpanWriter {
     int64_t o = 0;
     for (int32_t j = 0; j < s_.start_markers; ++j, ++o) Put(out, o, Marker(s_.start_base, j));
     const Scalar base = static_cast<Scalar>(s_.media_base);
+    const Scalar spatial = static_cast<Scalar>(stream_.SpatialBase());
     const int64_t per_frame = stream_.per_frame();
     for (int64_t k = 0; k < s_.merged_grid.t; ++k, o += per_frame) {
       FillConstant(out.t + o, per_frame, TimeValue(base, k));
-      GridRowsRun(out.h + o, out.w + o, s_.merged_grid.h, s_.merged_grid.w, base, 0);
+      GridRowsRun(out.h + o, out.w + o, s_.merged_grid.h, s_.merged_grid.w, spatial, 0);
     }
     for (int32_t j = 0; j < s_.end_markers; ++j, ++o) Put(out, o, Marker(s_.end_base, j));
   }
@@ -603,10 +661,12 @@ class SpanWriter {
     }
   }
 
-  // Grid tokens [lo, hi) in t-major, row, col order: (base + time(k), base + row, base + col).
+  // Grid tokens [lo, hi) in t-major, row, col order: (base + time(k), spatial + row,
+  // spatial + col), spatial being the base or 0 (GridStream::SpatialBase).
   ABSL_ATTRIBUTE_ALWAYS_INLINE void WriteGrid(int64_t lo, int64_t hi,
                                               PositionPlanes<Out> out) const {
     const Scalar base = static_cast<Scalar>(s_.media_base);
+    const Scalar spatial = static_cast<Scalar>(stream_.SpatialBase());
     const int64_t per_frame = stream_.per_frame();
     int64_t k = lo == 0 ? 0 : lo / per_frame;  // (a division costs as much as a short row)
     int64_t r = lo - k * per_frame;           // token within frame k
@@ -614,7 +674,7 @@ class SpanWriter {
       const int64_t n = std::min(per_frame - r, hi - lo - o);
       const PositionPlanes<Out> dst = Offset(out, o);
       FillConstant(dst.t, n, TimeValue(base, k));
-      WriteRows(base, r, n, dst.h, dst.w);
+      WriteRows(spatial, r, n, dst.h, dst.w);
       o += n;
     }
   }

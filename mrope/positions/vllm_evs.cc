@@ -148,6 +148,10 @@ absl::StatusOr<VllmEvsPositions> VllmEvsPositions::Create(const ModelConfig& con
         "EVS positions are vLLM's for Qwen2.5-VL and Qwen3-VL; ", config.rules->name,
         " has no EVS path"));
   }
+  if (policy.vllm_frame_separator_tokens > 0) {  // openPangu-VL: vLLM has no EVS for it
+    return absl::InvalidArgumentError(
+        absl::StrCat(config.rules->name, "'s frames are separated by text: no EVS path"));
+  }
   const VllmRequest& pruned = request.pruned;
   const int64_t n = static_cast<int64_t>(pruned.input_tokens.size());
   if (n < 1 || n > limits.max_tokens_per_row) {

@@ -75,6 +75,36 @@ absl::StatusOr<std::vector<Frame>> WalkFrames(const SpecialTokens& ids,
 
 }  // namespace vllm_internal
 
+namespace {
+
+// openPangu-VL's video placeholder (PositionPolicy::vllm_frame_separator_tokens): t frames of
+// video tokens, `separator` text tokens between each two, checked.
+absl::Status CheckSeparatedFrames(const ModelConfig& config, absl::Span<const int64_t> tokens,
+                                  const MultiModalFeature& f, size_t index, int64_t frame_tokens,
+                                  int64_t separator) {
+  const int64_t expected = f.grid.t * frame_tokens + (f.grid.t - 1) * separator;
+  if (f.length != expected) {
+    return FeatureError(index, f, "placeholder length ", f.length, " differs from its ",
+                        f.grid.t, " frames of ", frame_tokens, " video tokens with ", separator,
+                        " tokens between each two (", expected, ")");
+  }
+  for (int64_t k = 0, at = f.offset; k < f.grid.t; ++k, at += frame_tokens + separator) {
+    MROPE_RETURN_IF_ERROR(vllm_internal::ExpectPlaceholderTokens(
+        tokens, at, at + frame_tokens, config.tokens.video, index, f));
+    for (int64_t i = at + frame_tokens; k + 1 < f.grid.t && i < at + frame_tokens + separator;
+         ++i) {
+      if (tokens[i] == config.tokens.video || tokens[i] == config.tokens.image) {
+        return FeatureError(index, f, "token ", i, " between frames ", k, " and ", k + 1,
+                            " is the media token ", tokens[i], ", expected ", separator,
+                            " text tokens there");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<const MultiModalFeature*>> SortedFeatures(
     const ModelConfig& config, const VllmRequest& request, const PositionLimits& limits) {
   const int64_t n = static_cast<int64_t>(request.input_tokens.size());
@@ -141,6 +171,17 @@ absl::StatusOr<std::vector<Span>> VllmRequestSpans(const ModelConfig& config,
     const size_t index = f - request.features.data();
     const int64_t frame_tokens = merge.Quotient(f->grid.h) * merge.Quotient(f->grid.w);
     const int64_t end = f->offset + f->length;
+    if (f->modality == Modality::kVideo && policy.vllm_frame_separator_tokens > 0) {
+      const int64_t separator = policy.vllm_frame_separator_tokens;
+      MROPE_RETURN_IF_ERROR(
+          CheckSeparatedFrames(config, tokens, *f, index, frame_tokens, separator));
+      for (int64_t k = 0; k < f->grid.t; ++k) {
+        add_text(f->offset + k * (frame_tokens + separator));  // the separators before it
+        add_media(Span::Video({1, f->grid.h, f->grid.w}, 1.0));
+        text_from += frame_tokens;
+      }
+      continue;
+    }
     if (f->modality == Modality::kVideo && policy.video_frames_as_blocks) {
       MROPE_ASSIGN_OR_RETURN(const std::vector<vllm_internal::Frame> frames,
                              vllm_internal::WalkFrames(config.tokens, tokens, f->offset, end,

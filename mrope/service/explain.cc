@@ -47,7 +47,8 @@ std::string GridText(const Grid& g) { return absl::StrCat(g.t, "x", g.h, "x", g.
 
 // Families that write every video frame as its own block (Qwen3-VL, GLM) show "video frame".
 std::string KindText(const Span& span, const PositionPolicy& policy) {
-  std::string kind = span.kind == SpanKind::kVideo && policy.video_frames_as_blocks
+  std::string kind = span.kind == SpanKind::kVideo &&
+                             (policy.video_frames_as_blocks || policy.video_frames_stacked)
                          ? "video frame"
                          : SpanKindName(span.kind);
   if (!span.closed) kind += " (open)";
@@ -127,6 +128,19 @@ std::string TimeScale(const ModelConfig& config) {
   }
   if (policy.video_marking == VideoMarking::kImageTokensInVideoBrackets) {
     return " (each video frame is a block at t = its start; time shows only as text between frames)";
+  }
+  if (policy.spatial_from_zero) {
+    return absl::StrCat(" (an image's h and w are its row and column, t its start",
+                        policy.final_text_after_last_time
+                            ? "; text after the last image resumes at its t + 1)"
+                            : ")");
+  }
+  if (policy.video_frames_stacked) {
+    return " (a video's frames are blocks back to back, each at the previous frame's max + 1)";
+  }
+  if (policy.vllm_frame_separator_tokens > 0) {
+    return absl::StrCat(" (each video frame is a block at t = its start, ",
+                        policy.vllm_frame_separator_tokens, " text tokens between frames)");
   }
   return "";
 }

@@ -88,6 +88,13 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
   config.convention = family.preset.convention;
   config.spatial_merge_size = family.preset.spatial_merge_size;  // the class default
   for (const TokenKey& key : family.rules.token_keys) {
+    const auto present = [&](absl::string_view suffix) {
+      return FindField(*layout.root, absl::StrCat(key.hf_name, suffix)) != nullptr;
+    };
+    if (key.tokenizer_default && !present("_token_id") && !present("_token_index")) {
+      config.tokens.*key.field = family.preset.tokens.*key.field;
+      continue;
+    }
     MROPE_ASSIGN_OR_RETURN(config.tokens.*key.field, ReadTokenId(layout, key.hf_name));
   }
   const PositionPolicy policy = PolicyFor(config);
@@ -104,12 +111,12 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
   const Value* vision = FindField(*layout.root, "vision_config");
   const Value empty;
   if (vision == nullptr) vision = &empty;
-  if (const Value* v = FindField(*vision, "spatial_merge_size")) {
-    MROPE_ASSIGN_OR_RETURN(int64_t merge,
-                           AsInt64(*v, absl::StrCat(vision_path, "spatial_merge_size")));
+  const absl::string_view merge_key = family.spatial_merge_key;
+  if (const Value* v = FindField(*vision, merge_key)) {
+    MROPE_ASSIGN_OR_RETURN(int64_t merge, AsInt64(*v, absl::StrCat(vision_path, merge_key)));
     if (merge < 1 || merge > 64) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          vision_path, "spatial_merge_size must be in [1, 64], got ", merge));
+      return absl::InvalidArgumentError(
+          absl::StrCat(vision_path, merge_key, " must be in [1, 64], got ", merge));
     }
     config.spatial_merge_size = static_cast<int32_t>(merge);
   }

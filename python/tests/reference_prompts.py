@@ -55,15 +55,27 @@ FAMILY_CONFIG = {
     "cosmos3_omni": {**_QWEN_IDS, "spatial_merge_size": 2},
     "cosmos3_edge": {"vision_start_token_id": 20, "vision_end_token_id": 21,
                      "image_token_id": 19, "video_token_id": 18, "spatial_merge_size": 2},
+    # The vLLM families on rules of their own (their rows' preset ids; merge 2 for Isaac,
+    # whose class default is 1): vLLM's positions read no marker, so theirs are MARKERS.
+    "openpangu_vl": {"image_token_id": 46005, "video_token_id": 144208, "spatial_merge_size": 2},
+    "isaac": {"image_token_id": 151655, "spatial_merge_size": 2},
+    "keye": {"image_token_id": 151655, "video_token_id": 151656, "spatial_merge_size": 2},
 }
+# The text ids around those families' blocks (<vision_start>, <vision_end>): Keye's are the
+# Qwen3 tokenizer's; openPangu-VL's stand-ins (no installed file gives them).
+MARKERS = {"openpangu_vl": {"vision_start_token_id": 144206, "vision_end_token_id": 144207},
+           "keye": {"vision_start_token_id": 151652, "vision_end_token_id": 151653}}
 # How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
 # timestamped frames, GLM-4.1V's bracketed frames, ERNIE-4.5-VL's one bracketed run (its
 # timestamps are drawn on the frames); PaddleOCR-VL's processor takes images only.
 LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
           "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "qwen3_5_moe": "qwen3", "qwen4_exp": "qwen3",
           "cosmos3_omni": "qwen3", "cosmos3_edge": "qwen3", "glm4v": "glm", "glm46v": "glm",
-          "qwen2_5_omni": "qwen2", "qwen3_omni": "qwen2", "ernie4_5_vl_moe": "ernie"}
-IMAGES_ONLY = ("paddleocr_vl",)
+          "qwen2_5_omni": "qwen2", "qwen3_omni": "qwen2", "ernie4_5_vl_moe": "ernie",
+          "openpangu_vl": "pangu", "isaac": "runs", "keye": "qwen2"}
+# openPangu-VL: a video's frames are separated by <vision_end><vision_start> inside one pair;
+# Isaac: an image is its pads alone.
+IMAGES_ONLY = ("paddleocr_vl", "isaac")
 # Families with audio blocks (<audio_start> pads <audio_end>) and, when a batch's
 # use_audio_in_video is set, videos with their audio interleaved (Qwen2.5-Omni: by 2-second
 # chunk; Qwen3-Omni: token by token by time).
@@ -73,7 +85,8 @@ PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, als
 # Ordinary vocabulary: no special token of the family (PaddleOCR-VL's and ERNIE's vocabulary has
 # its special tokens from 100272 on).
 TEXT_IDS = {"paddleocr_vl": (0, 100000), "ernie4_5_vl_moe": (0, 100000),
-            "glm_image": (16386, 160000), "cosmos3_edge": (1000, 100000)}
+            "glm_image": (16386, 160000), "cosmos3_edge": (1000, 100000),
+            "openpangu_vl": (50000, 144000)}
 DEFAULT_TEXT_IDS = (0, 151000)
 
 # Video sampling rates: seconds per temporal grid is temporal_patch_size (2) / fps, so fps above
@@ -107,6 +120,8 @@ def _placeholder(family, video, version, types):
 def _image_tokens(family, grid, ids):
     """(token ids, mm types) of one image block."""
     pads = grid[0] * grid[1] * grid[2] // 4
+    if LAYOUT[family] == "runs":
+        return [ids["image_token_id"]] * pads, [1] * pads
     if LAYOUT[family] in ("glm", "ernie"):
         return ([ids["image_start_token_id"]] + [ids["image_token_id"]] * pads +
                 [ids["image_end_token_id"]], [0] + [1] * pads + [0])
@@ -122,6 +137,14 @@ def _video_tokens(rng, family, grid, ids, version):
     if LAYOUT[family] == "qwen2":  # one block of t*h*w/4 pads
         return ([ids["vision_start_token_id"]] + [ids["video_token_id"]] * (t * frame) +
                 [ids["vision_end_token_id"]], [0] + [2] * (t * frame) + [0])
+    if LAYOUT[family] == "pangu":  # one pair around the frames, <ve><vs> between them
+        tokens, types = [ids["vision_start_token_id"]], [0]
+        for k in range(t):
+            if k:
+                tokens += [ids["vision_end_token_id"], ids["vision_start_token_id"]]
+                types += [0, 0]
+            tokens, types = tokens + [ids["video_token_id"]] * frame, types + [2] * frame
+        return tokens + [ids["vision_end_token_id"]], types + [0]
     if LAYOUT[family] == "ernie":  # t / temporal_merge_size frames of pads
         pads = t * frame // ids["temporal_merge_size"]
         return ([ids["video_start_token_id"]] + [ids["video_token_id"]] * pads +
@@ -205,7 +228,7 @@ def _video_with_audio(family, grid, seconds, audio_tokens, ids):
 def random_prompt(rng, family, version):
     """One batch of 1-4 rows; each row text runs with 0-3 images or videos (Omni: or audios;
     or text only). Rows are padded to the longest, left or right (one side per batch)."""
-    ids = FAMILY_CONFIG[family]
+    ids = {**FAMILY_CONFIG[family], **MARKERS.get(family, {})}
     rows, images, videos, seconds, layouts, features = [], [], [], [], [], []
     audios = []
     in_video = family in AUDIO and bool(rng.integers(0, 2))  # use_audio_in_video

@@ -3,7 +3,9 @@ mm_features), in the process the test starts for it (its directory first on sys.
 
 stdin: pickle {"families": {family: (config, [requests])}}, a request being
 (input_tokens, [(modality, offset, length, (t, h, w), second_per_grid_ts or None)]).
-stdout: pickle {"version", "results": {family: [{positions, delta} or {error}]}, "sources"}.
+stdout: pickle {"version", "results": {family: [{positions, delta, decode} or {error}]},
+"sources"}; decode: the positions of DECODE_STEPS generated tokens, from vLLM's own
+MRotaryEmbedding.get_next_input_positions(delta, context_len, seq_len).
 
 The model classes' methods are called unbound on a stand-in `self` with the config attributes
 they read; the features are plain holders of the fields vLLM reads (MultiModalFeatureSpec's
@@ -19,7 +21,10 @@ import types
 import numpy as np
 import torch
 import vllm
+from vllm.model_executor.layers.rotary_embedding.mrope import MRotaryEmbedding
 from vllm.multimodal.inputs import PlaceholderRange
+
+DECODE_STEPS = 4
 
 MODEL_CLASSES = {
     "qwen2_5_vl": "qwen2_5_vl.Qwen2_5_VLForConditionalGeneration",
@@ -29,6 +34,9 @@ MODEL_CLASSES = {
     "interns1_pro": "interns1_pro.InternS1ProForConditionalGeneration",
     "opencua": "opencua.OpenCUAForConditionalGeneration",
     "keye_vl1_5": "keye_vl1_5.KeyeVL1_5ForConditionalGeneration",
+    "openpangu_vl": "openpangu_vl.OpenPanguVLForConditionalGeneration",
+    "isaac": "isaac.IsaacForConditionalGeneration",
+    "keye": "keye.KeyeForConditionalGeneration",
 }
 # Classes whose video item holds its frames' grids as rows ([t, 3] of [1, h, w], vLLM's
 # flat_from_sizes field); [[t, h, w]] is split into the same rows.
@@ -50,6 +58,7 @@ class _Self:
 def _config(values):
     vision = types.SimpleNamespace(
         **{k: v for k, v in values.items() if k in ("spatial_merge_size", "tokens_per_second")})
+    vision.pixel_shuffle_scale_factor = values["spatial_merge_size"]  # Isaac's name for it
     ids = {k: v for k, v in values.items() if k.endswith("_token_id")}
     return types.SimpleNamespace(vision_config=vision, **ids)
 
@@ -69,7 +78,7 @@ def run(family, config, requests):
     module, _, name = MODEL_CLASSES[family].rpartition(".")
     cls = getattr(importlib.import_module("vllm.model_executor.models." + module), name)
     this = _Self(cls, _config(config))
-    media_ids = [config["image_token_id"], config["video_token_id"]]
+    media_ids = [config[k] for k in ("image_token_id", "video_token_id") if k in config]
     results = []
     for tokens, features in requests:
         features = [_feature(np.array(tokens), media_ids, family in GRID_ROWS, *f)
@@ -79,7 +88,10 @@ def run(family, config, requests):
         except Exception as e:  # the reference's own failure is a result too
             results.append({"error": f"{type(e).__name__}: {e}"})
             continue
-        results.append({"positions": positions.numpy(), "delta": delta})
+        n = len(tokens)
+        decode = MRotaryEmbedding.get_next_input_positions(delta, n, n + DECODE_STEPS)
+        results.append({"positions": positions.numpy(), "delta": delta,
+                        "decode": np.array(decode, dtype=np.int64)})
     source = inspect.getsourcefile(cls.get_mrope_input_positions)
     line = inspect.getsourcelines(cls.get_mrope_input_positions)[1]
     return results, f"{source.split('targets/')[-1]}:{line}"

@@ -3,7 +3,8 @@ live: the rows of seeded random prompts (reference_prompts.py, laid out as trans
 processors lay them out, which vLLM's processors call) as single requests through vLLM's own
 get_mrope_input_positions(input_tokens, mm_features) (reference_runner_vllm.py, in a process of
 that vLLM), compared bit for bit with mrope's get_mrope_input_positions(tokens, mm_features):
-positions, dtype and delta.
+positions, dtype and delta; and the decode steps vLLM's own get_next_input_positions gives
+with that delta against mrope's Plan.decode_positions.
 
 Options (conftest.py): --cases N requests per family, --seed S.
 """
@@ -17,12 +18,17 @@ import mrope
 import reference_env
 import reference_prompts
 
-FAMILIES = ("qwen2_5_vl", "qwen3_vl", "cosmos3_omni", "cosmos3_edge")
+FAMILIES = ("qwen2_5_vl", "qwen3_vl", "cosmos3_omni", "cosmos3_edge", "openpangu_vl", "isaac",
+            "keye")
 # vLLM classes whose get_mrope_input_positions is a row's (resolved through their bases) but
 # whose config comes from the checkpoint's remote code (no installed file gives their ids or
 # rotary): checked against that row's *_vllm preset on its prompts. vLLM's positions read no
 # token ids.
 ON_A_ROW = {"interns1_pro": "qwen3_vl", "opencua": "qwen2_5_vl", "keye_vl1_5": "qwen3_vl"}
+# Families whose blocks are the runs of media tokens: their token scan (the grid form) is checked
+# too. (Qwen3-VL's scan does not take transformers 5.23's outer <vision_start> ... <vision_end>
+# around a video's timestamped frames: see README, SGLang.)
+MEDIA_RUNS = ("openpangu_vl", "isaac", "keye")
 REFERENCES = reference_env.pinned("vllm")
 PROCESSOR_LAYOUT = (5, 23)  # the transformers whose processors vLLM runs here
 
@@ -66,8 +72,9 @@ def row(family):
 
 
 @functools.lru_cache(maxsize=None)
-def model_for(family):
-    return mrope.Model.from_config(family + "_vllm",
+def model_for(family, reference):
+    """The family's preset under the convention mrope's release table gives `reference`."""
+    return mrope.Model.from_config(family, convention=reference,
                                    overrides=reference_prompts.FAMILY_CONFIG[family])
 
 
@@ -92,12 +99,28 @@ def test_get_mrope_input_positions(reference, family, index, request):
     theirs = outputs["results"][family][index]
     where = f"{reference} {outputs['sources'][family]}, request {layout}"
     assert "error" not in theirs, f"{where}: the reference failed: {theirs.get('error')}"
-    positions, delta = model_for(row(family)).get_mrope_input_positions(
+    positions, delta = model_for(row(family), reference).get_mrope_input_positions(
         np.array(tokens, dtype=np.int64), [as_feature(*f) for f in features])
     positions = np.asarray(positions)
     assert positions.dtype == theirs["positions"].dtype, where
     np.testing.assert_array_equal(positions, theirs["positions"], err_msg=where)
     assert delta == theirs["delta"], where
+    decode = model_for(row(family), reference).plan_vllm(
+        np.array(tokens, dtype=np.int64), [as_feature(*f) for f in features]).decode_positions(
+            len(theirs["decode"][0]))
+    np.testing.assert_array_equal(np.asarray(decode)[:, 0, :], theirs["decode"], err_msg=where)
+    if family not in MEDIA_RUNS:
+        return
+    # The grid form finds the blocks by the token scan (what get_rope_index and the CLI do).
+    grids = {m: np.array([f[3] for f in features if f[0] == m], dtype=np.int64).reshape(-1, 3)
+             for m in ("image", "video")}
+    seconds = [f[4] for f in features if f[0] == "video" and f[4] is not None]
+    positions, delta = model_for(row(family), reference).get_mrope_input_positions(
+        np.array(tokens, dtype=np.int64), image_grid_thw=grids["image"],
+        video_grid_thw=grids["video"],
+        second_per_grid_ts=np.array(seconds, dtype=np.float32) if seconds else None)
+    np.testing.assert_array_equal(positions, theirs["positions"], err_msg="token scan: " + where)
+    assert delta == theirs["delta"], "token scan: " + where
 
 
 if __name__ == "__main__":

@@ -50,7 +50,9 @@ V5_23_0 = dict(V5_15_0, **{
                    "ernie4_5_vl_moe")})
 # The vLLM convention keeps the checkpoints' HF (v4) order: vLLM has no get_rope_index.
 REFERENCE = {"hf_v4": V4_57_6, "hf_v5_2": V5_2_0, "hf_v5": V5_23_0, "hf_v5_18": V5_23_0,
-             "vllm": dict(V4_57_6, cosmos3_omni=GRIDS_MASK, cosmos3_edge=GRIDS_MASK)}
+             "vllm": dict(V4_57_6, cosmos3_omni=GRIDS_MASK, cosmos3_edge=GRIDS_MASK,
+                          # no get_rope_index in any reference: Row()'s grids and mask
+                          openpangu_vl=GRIDS_MASK, isaac=GRIDS_MASK, keye=GRIDS_MASK)}
 
 
 @pytest.mark.parametrize("preset", mrope.presets())

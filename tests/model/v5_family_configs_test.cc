@@ -21,6 +21,7 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 constexpr char kDir[] = "examples/configs/v5_defaults/";
+constexpr char kVllmDir[] = "examples/configs/vllm_families/";
 
 void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   SCOPED_TRACE(std::string(preset_name));
@@ -46,7 +47,9 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
 TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
   std::vector<std::string> loaded;
   for (const ModelFamilyInfo& row : ModelFamilies()) {
-    if (row.preset.convention == Convention::kHfV4) continue;
+    if (row.preset.convention == Convention::kHfV4 || row.preset.convention == Convention::kVllm) {
+      continue;
+    }
     const std::string path = absl::StrCat(kDir, row.name, ".json");
     auto spec = LoadModelSpec(path);
     ASSERT_TRUE(spec.ok()) << spec.status();
@@ -56,6 +59,48 @@ TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
   EXPECT_THAT(loaded, ElementsAre("qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr", "paddleocr_vl",
                                   "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
                                   "cosmos3_edge"));
+}
+
+// The families whose only reference is vLLM load from their config.json layouts
+// (examples/configs/vllm_families) into their presets.
+TEST(VllmFamilyConfigsTest, EveryVllmFamilyLoadsIntoItsPreset) {
+  std::vector<std::string> loaded;
+  for (const ModelFamilyInfo& row : ModelFamilies()) {
+    if (row.preset.convention != Convention::kVllm) continue;
+    auto spec = LoadModelSpec(absl::StrCat(kVllmDir, row.name, ".json"));
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    ExpectPreset(*spec, row.name);
+    loaded.emplace_back(row.name);
+  }
+  EXPECT_THAT(loaded, ElementsAre("openpangu_vl", "isaac", "keye"));
+}
+
+// Ids the reference takes from the tokenizer: config.json's when given, else the preset's;
+// Isaac's merge size is vision_config.pixel_shuffle_scale_factor.
+TEST(VllmFamilyConfigsTest, TokenizerIdsAndIsaacsMergeKey) {
+  auto keye = ReadJsonFile(absl::StrCat(kVllmDir, "keye.json")).value();
+  auto& fields = *keye.mutable_struct_value()->mutable_fields();
+  fields.erase("image_token_id");
+  fields["video_token_id"].set_number_value(7);
+  auto spec = ModelSpecFromHfConfig(keye);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->positions.tokens.image, 151655);
+  EXPECT_EQ(spec->positions.tokens.video, 7);
+
+  auto isaac = ReadJsonFile(absl::StrCat(kVllmDir, "isaac.json")).value();
+  (*(*isaac.mutable_struct_value()->mutable_fields())["vision_config"]
+        .mutable_struct_value()
+        ->mutable_fields())["pixel_shuffle_scale_factor"]
+      .set_number_value(2);
+  spec = ModelSpecFromHfConfig(isaac);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->positions.spatial_merge_size, 2);
+
+  // openPangu-VL's ids are config.json's (vLLM reads config.image_token_id): required.
+  auto pangu = ReadJsonFile(absl::StrCat(kVllmDir, "openpangu_vl.json")).value();
+  pangu.mutable_struct_value()->mutable_fields()->erase("video_token_id");
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(pangu).status().message()),
+              HasSubstr("missing required field 'video_token_id'"));
 }
 
 // Where the class has no mrope_section the rotary code's default applies, and Qwen3.5

@@ -288,7 +288,7 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
                           "qwen3_5_moe_hf_v5", "glm46v", "glm46v_hf_v5", "glm_ocr", "paddleocr_vl",
                           "paddleocr_vl_hf_v5", "ernie4_5_vl_moe", "ernie4_5_vl_moe_hf_v5",
                           "glm_image", "qwen4_exp", "cosmos3_omni", "cosmos3_omni_vllm",
-                          "cosmos3_edge", "cosmos3_edge_vllm"));
+                          "cosmos3_edge", "cosmos3_edge_vllm", "openpangu_vl", "isaac", "keye"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
