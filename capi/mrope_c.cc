@@ -174,10 +174,7 @@ absl::Status CreateRotary(const mrope_model* model, int64_t seq_len, int32_t sin
   *rotary = nullptr;
   if (model == nullptr) return NullArgument("model");
   const ModelSpec& spec = model->service.spec();
-  if (!spec.rope.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("model '", spec.name, "' has no rotary parameters (positions only)"));
-  }
+  if (!spec.rope.has_value()) return SingleRope(spec).status();
   if (sincos_math != MROPE_SINCOS_DOUBLE && sincos_math != MROPE_SINCOS_FLOAT32) {
     return absl::InvalidArgumentError(
         absl::StrCat("sincos_math is ", sincos_math, ", expected 0 (double) or 1 (float32)"));
@@ -257,6 +254,16 @@ int mrope_model_with_overrides(const char* preset, const char* overrides_json, m
 }
 
 void mrope_model_free(mrope_model* model) { delete model; }
+
+int mrope_model_for_layer_type(const mrope_model* model, const char* layer_type,
+                               mrope_model** out, char* message, size_t message_size) {
+  return Guarded(message, message_size, [&] {
+    if (model == nullptr) return NullArgument("model");
+    if (layer_type == nullptr) return NullArgument("layer_type");
+    return mrope::capi::MakeModel(
+        mrope::ModelSpecForLayerType(model->service.spec(), layer_type), out);
+  });
+}
 
 int mrope_model_get_info(const mrope_model* model, mrope_model_info* info, char* message,
                          size_t message_size) {

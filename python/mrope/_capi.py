@@ -107,6 +107,7 @@ _SIGNATURES = {
     "mrope_model_with_overrides": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, _P, _P,
                                                   ctypes.c_size_t]),
     "mrope_model_free": (None, [_P]),
+    "mrope_model_for_layer_type": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _P, ctypes.c_size_t]),
     "mrope_rotary_create": (ctypes.c_int, [_P, ctypes.c_int64, ctypes.c_int32, _P, _P,
                                            ctypes.c_size_t]),
     "mrope_rotary_free": (None, [_P]),

@@ -190,8 +190,7 @@ TransformersRelease ReleaseOf(const std::optional<std::string>& transformers) {
 py::tuple HfCosSinArrays(const ModelSpec& spec, CosSinLayout layout,
                          absl::Span<const PositionsView> rows, int64_t max_position) {
   if (!spec.rope.has_value()) {
-    throw py::value_error(absl::StrCat("cos_sin needs rotary parameters, and model '",
-                                       spec.name, "' has none"));
+    throw py::value_error(absl::StrCat("cos_sin: ", SingleRope(spec).status().message()));
   }
   absl::StatusOr<HfCosSin> computed;
   {
