@@ -37,6 +37,19 @@ constexpr size_t kBatchV1 = sizeof(mrope_batch);
 constexpr size_t kPositionsOutV1 = sizeof(mrope_positions_out);
 constexpr size_t kRotaryInfoV1 = sizeof(mrope_rotary_info);
 
+// The C ABI's mrope_qk_norm_form of a family row's QkNorm.
+int32_t QkNormForm(QkNorm norm) {
+  switch (norm) {
+    case QkNorm::kNone:
+      return MROPE_QK_NORM_NONE;
+    case QkNorm::kWeight:
+      return MROPE_QK_NORM_WEIGHT;
+    case QkNorm::kOnePlusWeight:
+      return MROPE_QK_NORM_ONE_PLUS_WEIGHT;
+  }
+  return MROPE_QK_NORM_NONE;
+}
+
 absl::Status MakeModel(absl::StatusOr<ModelSpec> spec, mrope_model** model) {
   if (model == nullptr) return NullArgument("model");
   *model = nullptr;
@@ -273,6 +286,7 @@ int mrope_model_get_info(const mrope_model* model, mrope_model_info* info, char*
     mrope_model_info value{};
     value.float_positions = model->service.float_positions() ? 1 : 0;
     value.has_rope = spec.rope.has_value() ? 1 : 0;
+    value.qk_norm = mrope::capi::QkNormForm(mrope::FamilyOf(spec.positions).qk_norm);
     value.name = spec.name.c_str();
     value.family = model->family.c_str();
     return mrope::capi::WriteVersioned(value, info, "info", mrope::capi::kModelInfoV1);

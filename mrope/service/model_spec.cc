@@ -282,7 +282,13 @@ absl::Status RopesByLayerType(const Value& text, absl::string_view path, ModelSp
                 family, "'s partial rotary; only 1 is supported, got ", factor->number_value()));
           }
           Value object = dims;
-          (*object.mutable_struct_value()->mutable_fields())["rope_parameters"] = *entry;
+          auto& fields = *object.mutable_struct_value()->mutable_fields();
+          fields["rope_parameters"] = *entry;
+          // transformers 5.x's LongRoPE reads its original length from the type's entry, which
+          // mrope's reader takes from the top level (Phi-3's place).
+          if (const Value* original = FindField(*entry, "original_max_position_embeddings")) {
+            fields["original_max_position_embeddings"] = *original;
+          }
           return RopeFromConfigObject(spec.positions, object, entry_path);
         }));
   }

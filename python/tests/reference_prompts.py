@@ -55,6 +55,9 @@ FAMILY_CONFIG = {
     "cosmos3_omni": {**_QWEN_IDS, "spatial_merge_size": 2},
     "cosmos3_edge": {"vision_start_token_id": 20, "vision_end_token_id": 21,
                      "image_token_id": 19, "video_token_id": 18, "spatial_merge_size": 2},
+    "cohere_compass": {"vision_start_token_id": 255028, "vision_end_token_id": 255029,
+                       "image_token_id": 255031, "video_token_id": 255032,
+                       "spatial_merge_size": 2},
 }
 # How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
 # timestamped frames, GLM-4.1V's bracketed frames, ERNIE-4.5-VL's one bracketed run (its
@@ -62,7 +65,8 @@ FAMILY_CONFIG = {
 LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
           "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "qwen3_5_moe": "qwen3", "qwen4_exp": "qwen3",
           "cosmos3_omni": "qwen3", "cosmos3_edge": "qwen3", "glm4v": "glm", "glm46v": "glm",
-          "qwen2_5_omni": "qwen2", "qwen3_omni": "qwen2", "ernie4_5_vl_moe": "ernie"}
+          "qwen2_5_omni": "qwen2", "qwen3_omni": "qwen2", "ernie4_5_vl_moe": "ernie",
+          "cohere_compass": "qwen3"}
 IMAGES_ONLY = ("paddleocr_vl",)
 # Families with audio blocks (<audio_start> pads <audio_end>) and, when a batch's
 # use_audio_in_video is set, videos with their audio interleaved (Qwen2.5-Omni: by 2-second

@@ -39,7 +39,7 @@ V5_15_0 = {
     "qwen3_vl": types_first(GRIDS_MASK),
     # 5.23.0, their first release.
     "qwen4_exp": types_first(GRIDS_MASK), "cosmos3_omni": types_first(GRIDS_MASK),
-    "cosmos3_edge": types_first(GRIDS_MASK),
+    "cosmos3_edge": types_first(GRIDS_MASK), "cohere_compass": types_first(GRIDS_MASK),
     # The Omni thinkers' hf_v5 (5.16.0's generate()) keeps v4.57.6's get_rope_index.
     "qwen2_5_omni": OMNI, "qwen3_omni": OMNI,
 }
@@ -50,7 +50,8 @@ V5_23_0 = dict(V5_15_0, **{
                    "ernie4_5_vl_moe")})
 # The vLLM convention keeps the checkpoints' HF (v4) order: vLLM has no get_rope_index.
 REFERENCE = {"hf_v4": V4_57_6, "hf_v5_2": V5_2_0, "hf_v5": V5_23_0, "hf_v5_18": V5_23_0,
-             "vllm": dict(V4_57_6, cosmos3_omni=GRIDS_MASK, cosmos3_edge=GRIDS_MASK)}
+             "vllm": dict(V4_57_6, cosmos3_omni=GRIDS_MASK, cosmos3_edge=GRIDS_MASK,
+                          cohere_compass=GRIDS_MASK)}
 
 
 @pytest.mark.parametrize("preset", mrope.presets())

@@ -140,7 +140,7 @@ typedef struct mrope_model_info {
   uint32_t struct_size;
   int32_t float_positions; /* 1: positions are float32 (Qwen3-Omni) */
   int32_t has_rope;        /* 0: positions only (no cos/sin, no kernels) */
-  int32_t reserved;
+  int32_t qk_norm;         /* mrope_qk_norm_form of the family's attention (its row's) */
   const char* name;   /* owned by the model */
   const char* family; /* e.g. "qwen2_5_vl"; owned by the model */
 } mrope_model_info;
