@@ -141,6 +141,10 @@ absl::StatusOr<std::vector<Span>> VllmRequestSpans(const ModelConfig& config,
     const size_t index = f - request.features.data();
     const int64_t frame_tokens = merge.Quotient(f->grid.h) * merge.Quotient(f->grid.w);
     const int64_t end = f->offset + f->length;
+    if (f->modality == Modality::kVideo && policy.images_only) {
+      return FeatureError(index, *f, "vLLM's ", config.rules->name,
+                          " code takes images only (a video raises there)");
+    }
     if (f->modality == Modality::kVideo && policy.video_frames_as_blocks) {
       MROPE_ASSIGN_OR_RETURN(const std::vector<vllm_internal::Frame> frames,
                              vllm_internal::WalkFrames(config.tokens, tokens, f->offset, end,
