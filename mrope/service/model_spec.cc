@@ -226,8 +226,8 @@ absl::Status AddLayerType(ModelSpec& spec, const std::string& layer_type, MakeRo
 
 // Cohere Compass's text_config: layer_types (HF's default: num_hidden_layers full_attention
 // layers) and rope_parameters keyed by them, as its rotary module reads them (a missing type
-// fails there; null is NoPE). Each type's entry is read as a rope object with the text
-// config's head_dim, hidden_size / num_attention_heads as Cohere2's config sets it.
+// fails there; null is NoPE). Each type's entry is read as a rope object whose head_dim is
+// hidden_size / num_attention_heads, as Cohere2's config sets it (a head_dim key is not read).
 absl::Status RopesByLayerType(const Value& text, absl::string_view path, ModelSpec& spec) {
   const std::string prefix = path.empty() ? "" : absl::StrCat(path, ".");
   const absl::string_view family = FamilyOf(spec.positions).name;

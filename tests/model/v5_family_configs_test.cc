@@ -113,6 +113,13 @@ TEST(V5FamilyConfigsTest, CohereCompassRotaryPerLayerType) {
   EXPECT_EQ(rope.scaling.theta, 5e4);
   EXPECT_THAT(rope.mrope_section, ElementsAre(24, 20, 20));  // the module's default
 
+  (*ropes["sliding_attention"].mutable_struct_value()->mutable_fields())["partial_rotary_factor"]
+      .set_number_value(0.5);
+  EXPECT_THAT(ModelSpecFromHfConfig(doc).status().message(),
+              HasSubstr("rope_parameters.sliding_attention.partial_rotary_factor: transformers "
+                        "and vLLM disagree"));
+  ropes["sliding_attention"].mutable_struct_value()->mutable_fields()->erase(
+      "partial_rotary_factor");
   ropes.erase("full_attention");
   EXPECT_THAT(ModelSpecFromHfConfig(doc).status().message(),
               HasSubstr("missing required field 'text_config.rope_parameters.full_attention'"));
