@@ -37,6 +37,19 @@ constexpr size_t kBatchV1 = sizeof(mrope_batch);
 constexpr size_t kPositionsOutV1 = sizeof(mrope_positions_out);
 constexpr size_t kRotaryInfoV1 = sizeof(mrope_rotary_info);
 
+// The C ABI's mrope_qk_norm_form of a family row's QkNorm.
+int32_t QkNormForm(QkNorm norm) {
+  switch (norm) {
+    case QkNorm::kNone:
+      return MROPE_QK_NORM_NONE;
+    case QkNorm::kWeight:
+      return MROPE_QK_NORM_WEIGHT;
+    case QkNorm::kOnePlusWeight:
+      return MROPE_QK_NORM_ONE_PLUS_WEIGHT;
+  }
+  return MROPE_QK_NORM_NONE;
+}
+
 absl::Status MakeModel(absl::StatusOr<ModelSpec> spec, mrope_model** model) {
   if (model == nullptr) return NullArgument("model");
   *model = nullptr;
@@ -174,10 +187,7 @@ absl::Status CreateRotary(const mrope_model* model, int64_t seq_len, int32_t sin
   *rotary = nullptr;
   if (model == nullptr) return NullArgument("model");
   const ModelSpec& spec = model->service.spec();
-  if (!spec.rope.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("model '", spec.name, "' has no rotary parameters (positions only)"));
-  }
+  if (!spec.rope.has_value()) return SingleRope(spec).status();
   if (sincos_math != MROPE_SINCOS_DOUBLE && sincos_math != MROPE_SINCOS_FLOAT32) {
     return absl::InvalidArgumentError(
         absl::StrCat("sincos_math is ", sincos_math, ", expected 0 (double) or 1 (float32)"));
@@ -258,6 +268,16 @@ int mrope_model_with_overrides(const char* preset, const char* overrides_json, m
 
 void mrope_model_free(mrope_model* model) { delete model; }
 
+int mrope_model_for_layer_type(const mrope_model* model, const char* layer_type,
+                               mrope_model** out, char* message, size_t message_size) {
+  return Guarded(message, message_size, [&] {
+    if (model == nullptr) return NullArgument("model");
+    if (layer_type == nullptr) return NullArgument("layer_type");
+    return mrope::capi::MakeModel(
+        mrope::ModelSpecForLayerType(model->service.spec(), layer_type), out);
+  });
+}
+
 int mrope_model_get_info(const mrope_model* model, mrope_model_info* info, char* message,
                          size_t message_size) {
   return Guarded(message, message_size, [&] {
@@ -266,6 +286,7 @@ int mrope_model_get_info(const mrope_model* model, mrope_model_info* info, char*
     mrope_model_info value{};
     value.float_positions = model->service.float_positions() ? 1 : 0;
     value.has_rope = spec.rope.has_value() ? 1 : 0;
+    value.qk_norm = mrope::capi::QkNormForm(mrope::FamilyOf(spec.positions).qk_norm);
     value.name = spec.name.c_str();
     value.family = model->family.c_str();
     return mrope::capi::WriteVersioned(value, info, "info", mrope::capi::kModelInfoV1);

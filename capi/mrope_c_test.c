@@ -182,6 +182,34 @@ static void TestModels(void) {
       mrope_model_from_config_text("my/config.json", "{", 1, &model, message, sizeof(message)),
       MROPE_INVALID_ARGUMENT, "mrope_model_from_config_text({)", NULL);
   mrope_model_free(NULL);
+
+  /* Cohere Compass's preset: a rotary per layer type, picked per type (full_attention: NoPE). */
+  mrope_model* compass = LoadPreset("cohere_compass");
+  mrope_model* sliding = NULL;
+  mrope_rotary* rotary = NULL;
+  CheckStatus(mrope_rotary_create(compass, 1, MROPE_SINCOS_DOUBLE, &rotary, message,
+                                  sizeof(message)),
+              MROPE_FAILED_PRECONDITION, "mrope_rotary_create(cohere_compass)",
+              "rotary per layer type (sliding_attention, full_attention)");
+  CheckStatus(mrope_model_for_layer_type(compass, "sliding_attention", &sliding, message,
+                                         sizeof(message)),
+              MROPE_OK, "mrope_model_for_layer_type(sliding_attention)", NULL);
+  CheckStatus(mrope_rotary_create(sliding, 1, MROPE_SINCOS_DOUBLE, &rotary, message,
+                                  sizeof(message)),
+              MROPE_OK, "mrope_rotary_create(sliding_attention)", NULL);
+  mrope_rotary_free(rotary);
+  mrope_model_free(sliding);
+  CheckStatus(mrope_model_for_layer_type(compass, "full_attention", &sliding, message,
+                                         sizeof(message)),
+              MROPE_OK, "mrope_model_for_layer_type(full_attention)", NULL);
+  CheckStatus(mrope_model_get_info(sliding, &info, message, sizeof(message)), MROPE_OK,
+              "mrope_model_get_info(full_attention)", NULL);
+  Check(info.has_rope == 0, "full_attention (NoPE) has_rope %d", info.has_rope);
+  mrope_model_free(sliding);
+  CheckStatus(mrope_model_for_layer_type(compass, "chunked", &sliding, message, sizeof(message)),
+              MROPE_INVALID_ARGUMENT, "mrope_model_for_layer_type(chunked)",
+              "its types: sliding_attention, full_attention");
+  mrope_model_free(compass);
 }
 
 static void TestPositions(void) {

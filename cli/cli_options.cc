@@ -47,6 +47,13 @@ absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options) {
     }
   }
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
+  if (!options.layer_type.empty()) {
+    auto picked = ModelSpecForLayerType(spec, options.layer_type);
+    if (!picked.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--", picked.status().message()));
+    }
+    return picked;
+  }
   return spec;
 }
 

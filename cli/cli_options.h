@@ -32,9 +32,12 @@ struct CliOptions {
   // options.cp_size / cp_rank); 0: as the request says.
   int32_t cp_size = 0;
   int32_t cp_rank = 0;
+  // A model with a rotary per layer type: the type whose rotary to use (ModelSpecForLayerType).
+  std::string layer_type;
 };
 
-// The model of --config with the --video_time_rounding / --convention overrides applied.
+// The model of --config with the --video_time_rounding / --convention overrides applied, and
+// --layer_type's rotary.
 absl::StatusOr<ModelSpec> LoadCliModel(const CliOptions& options);
 
 // --golden: the case's model (mrope/service/case_model.h) and the case file read as a request.

@@ -61,6 +61,9 @@ ABSL_FLAG(int32_t, cp_size, 0,
           "Every row's padded length (the batch's row length; PACKED: the row's own) must be a "
           "multiple of 2 * N. 0: as the request says.");
 ABSL_FLAG(int32_t, cp_rank, 0, "positions: the context-parallel rank, in [0, --cp_size).");
+ABSL_FLAG(std::string, layer_type, "",
+          "A model whose rotary is per attention layer type (cohere_compass): the layer type "
+          "whose rotary tables and cos_sin use, e.g. sliding_attention (a NoPE type has none).");
 
 namespace {
 
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
   options.compare = absl::GetFlag(FLAGS_compare);
   options.cp_size = absl::GetFlag(FLAGS_cp_size);
   options.cp_rank = absl::GetFlag(FLAGS_cp_rank);
+  options.layer_type = absl::GetFlag(FLAGS_layer_type);
 
   absl::Status status;
   if (command == "positions") {

@@ -141,10 +141,7 @@ absl::Status RunTables(const CliOptions& options, std::ostream& out) {
         absl::StrCat("--format must be text or json, got '", format, "'"));
   }
   MROPE_ASSIGN_OR_RETURN(const ModelSpec model, LoadCliModel(options));
-  if (!model.rope.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("model '", model.name, "' has no rotary parameters"));
-  }
+  if (!model.rope.has_value()) return SingleRope(model).status();
   MROPE_ASSIGN_OR_RETURN(const std::vector<int64_t> planar, ParsePositions(options.positions));
   const int64_t seq_len =
       options.seq_len > 0 ? options.seq_len : *std::max_element(planar.begin(), planar.end()) + 1;

@@ -84,6 +84,8 @@ std::vector<ConventionRelease> BuildReleases() {
       {F::kOpenPanguVl, C::kVllm, "0.33.0", "0.33.0", kLive},
       {F::kIsaac, C::kVllm, "0.33.0", "0.33.0", kLive},
       {F::kKeye, C::kVllm, "0.33.0", "0.33.0", kLive},
+      {F::kCohereCompass, C::kHfV5, "5.23.0", "5.23.0", kLive},
+      {F::kCohereCompass, C::kVllm, "0.33.0", "0.33.0", kLive},
   };
 }
 

@@ -448,6 +448,24 @@ std::vector<ModelFamilyInfo> BuildTable() {
   // get_mrope_input_positions (their configs are the checkpoints' remote code, Isaac's vLLM's
   // own): vLLM presets; blocks are the runs of image and video tokens, as vLLM reads no marker.
   for (ModelFamilyInfo r : VllmOwnRuleRows()) rows.push_back(r);
+  // Cohere Compass: Qwen3-VL's positions (vLLM 0.33.0: its own code, images only) and a rotary
+  // per layer type (Cohere2's sliding / full attention, NoPE allowed), interleaved [24, 20, 20].
+  // The class sets no rope_parameters: the preset takes Cohere2's layer pattern and theta.
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kCohereCompass, "cohere_compass",
+                            "CohereCompassConfig defaults; layers and rotary Cohere2's (every 4th "
+                            "layer full attention, NoPE; sliding ones theta 1e4)",
+                            Tokens(255031, 255032, 255028, 255029));
+    r.hf_model_types = {{"cohere_compass", ""}};
+    r.rope = {128, 1e4, {24, 20, 20}, MropeLayout::kInterleaved, 1.0};
+    Qwen3VlRulesNewInV5_23(r, /*vllm=*/true);
+    r.rules.vllm_images_only = true;
+    for (int layer = 1; layer <= 40; ++layer) {
+      r.preset_layer_types.push_back(layer % 4 ? "sliding_attention" : "full_attention");
+    }
+    r.preset_nope_layer_types = {"full_attention"};
+    rows.push_back(r);
+  }
   // Every other convention of a row is a preset "<name>_<convention>", with the convention's
   // reference video time rounding (transformers before 5.18 truncates the interval first).
   for (ModelFamilyInfo& r : rows) {

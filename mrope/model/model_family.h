@@ -46,6 +46,7 @@ enum class ModelFamily {
   kOpenPanguVl,  // openPangu-VL (vLLM)
   kIsaac,        // Isaac (vLLM)
   kKeye,         // Keye-VL (vLLM)
+  kCohereCompass,
 };
 
 // A `model_type` of HF config.json and the object holding the family's ids and time scales.
@@ -141,6 +142,12 @@ struct ModelFamilyInfo {
   // plus any named rounding variant ("qwen2_5_vl_hf").
   std::vector<PresetVariant> variants;
   RopeIndexSignature rope_index;
+  // Non-empty: the rotary is per attention layer type (Cohere Compass): config.json's
+  // text_config.layer_types names each layer's type and rope_parameters holds one rotary per
+  // type, null for a NoPE type (it rotates nothing). The preset's layers' types; of those, the
+  // NoPE ones (`preset_nope_layer_types`); the others rotate with `rope`.
+  std::vector<absl::string_view> preset_layer_types;
+  std::vector<absl::string_view> preset_nope_layer_types;
 };
 
 // get_rope_index's arguments after input_ids, in the positional order of `family`'s reference

@@ -112,6 +112,7 @@ PositionPolicy PolicyFor(const ModelConfig& config) {
   }
   const ConventionRules& c = ConventionRulesOf(as ? as->rules_of : config.convention);
   p.per_request = c.per_request;
+  p.images_only = c.per_request && rules.vllm_images_only;
   if (c.pads == PadSource::kFamilyV5_2Code) p.pad_value = rules.v5_2_pad_value;
   if (c.pads == PadSource::kZero) p.pad_value = 0;
   p.clamp_delta = c.clamps_where_v5_2_does && rules.v5_2_clamps_delta;

@@ -246,6 +246,8 @@ struct PositionPolicy {
   int32_t vllm_frame_separator_tokens = 0;
   // GLM-Image: get_rope_index's deltas, and what generate() stores, are 0.
   bool zero_deltas = false;
+  // The convention's code takes images only (PositionRules::vllm_images_only): videos refused.
+  bool images_only = false;
 };
 
 // Under `convention`, a family follows `rules_of`'s rules but decodes by `decode`.
@@ -275,6 +277,8 @@ struct PositionRules {
   std::vector<ConventionAs> conventions_as;
   // The conventions implemented (and golden-checked) for the family.
   std::vector<Convention> conventions = {Convention::kHfV4};
+  // The family's vLLM code takes images only (Cohere Compass: a video raises there).
+  bool vllm_images_only = false;
 };
 
 // What fills a batch's padding slots when it has grids.

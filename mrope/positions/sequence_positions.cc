@@ -175,6 +175,11 @@ absl::Status ValidateSpan(size_t index, const Span& span, bool is_last, const Mo
                      "one block of ", g.t,
                      " frames (HF would silently number frames 1.. as text)"));
   }
+  if (span.kind == SpanKind::kVideo && policy.images_only) {
+    return SpanError(index, span,
+                     absl::StrCat("vLLM's ", config.rules->name,
+                                  " code takes images only (a video raises there)"));
+  }
   if (span.kind == SpanKind::kImage && policy.per_request && g.t != 1) {
     return SpanError(index, span,
                      absl::StrCat("vLLM admits images with t == 1 only, got t=", g.t));

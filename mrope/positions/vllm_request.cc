@@ -171,6 +171,10 @@ absl::StatusOr<std::vector<Span>> VllmRequestSpans(const ModelConfig& config,
     const size_t index = f - request.features.data();
     const int64_t frame_tokens = merge.Quotient(f->grid.h) * merge.Quotient(f->grid.w);
     const int64_t end = f->offset + f->length;
+    if (f->modality == Modality::kVideo && policy.images_only) {
+      return FeatureError(index, *f, "vLLM's ", config.rules->name,
+                          " code takes images only (a video raises there)");
+    }
     if (f->modality == Modality::kVideo && policy.vllm_frame_separator_tokens > 0) {
       const int64_t separator = policy.vllm_frame_separator_tokens;
       MROPE_RETURN_IF_ERROR(

@@ -1,11 +1,13 @@
 #include "mrope/service/model_spec.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -228,6 +230,104 @@ absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope) {
   return params;
 }
 
+// Appends `layer_type`'s rotary to spec.layer_type_ropes unless it is there already; `rope`
+// makes it (nullopt: NoPE).
+template <typename MakeRope>
+absl::Status AddLayerType(ModelSpec& spec, const std::string& layer_type, MakeRope rope) {
+  spec.layer_types.push_back(layer_type);
+  for (const LayerTypeRope& known : spec.layer_type_ropes) {
+    if (known.layer_type == layer_type) return absl::OkStatus();
+  }
+  LayerTypeRope& added = spec.layer_type_ropes.emplace_back();
+  added.layer_type = layer_type;
+  MROPE_ASSIGN_OR_RETURN(added.rope, rope());
+  return absl::OkStatus();
+}
+
+// Cohere Compass's text_config: layer_types (HF's default: num_hidden_layers full_attention
+// layers) and rope_parameters keyed by them, as its rotary module reads them (a missing type
+// fails there; null is NoPE). Each type's entry is read as a rope object whose head_dim is
+// hidden_size / num_attention_heads, as Cohere2's config sets it (a head_dim key is not read).
+absl::Status RopesByLayerType(const Value& text, absl::string_view path, ModelSpec& spec) {
+  const std::string prefix = path.empty() ? "" : absl::StrCat(path, ".");
+  const absl::string_view family = FamilyOf(spec.positions).name;
+  std::vector<std::string> layer_types;
+  if (const Value* types = FindField(text, "layer_types")) {
+    if (types->kind_case() != Value::kListValue) {
+      return absl::InvalidArgumentError(absl::StrCat(prefix, "layer_types: expected a list"));
+    }
+    for (int i = 0; i < types->list_value().values_size(); ++i) {
+      MROPE_ASSIGN_OR_RETURN(layer_types.emplace_back(),
+                             AsString(types->list_value().values(i),
+                                      absl::StrCat(prefix, "layer_types[", i, "]")));
+    }
+  } else {
+    MROPE_ASSIGN_OR_RETURN(const double layers, ReadDouble(text, prefix, "num_hidden_layers",
+                                                            40.0, family));
+    layer_types.assign(static_cast<size_t>(std::max(layers, 0.0)), "full_attention");
+  }
+  const Value* ropes = FindField(text, "rope_parameters");
+  if (ropes == nullptr || ropes->kind_case() != Value::kStructValue) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "missing required field '", prefix, "rope_parameters' (an object with one rotary per "
+        "layer type, null for NoPE) for ", family));
+  }
+  Value dims;  // what the entries read besides their own keys
+  auto& dim_fields = *dims.mutable_struct_value()->mutable_fields();
+  for (const auto& [key, fallback] : {std::make_pair("hidden_size", 8192.0),
+                                      std::make_pair("num_attention_heads", 64.0),
+                                      std::make_pair("max_position_embeddings", 8192.0)}) {
+    MROPE_ASSIGN_OR_RETURN(const double value, ReadDouble(text, prefix, key, fallback, family));
+    dim_fields[key].set_number_value(value);
+  }
+  for (const std::string& layer_type : layer_types) {
+    MROPE_RETURN_IF_ERROR(AddLayerType(
+        spec, layer_type, [&]() -> absl::StatusOr<std::optional<RopeParameters>> {
+          const std::string entry_path =
+              absl::StrCat(prefix, "rope_parameters.", layer_type);
+          const auto& entries = ropes->struct_value().fields();
+          const auto found = entries.find(layer_type);  // FindField reads null as absent
+          if (found == entries.end()) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "missing required field '", entry_path, "' for ", family,
+                " (its rotary module reads one entry per layer type; null for NoPE)"));
+          }
+          const Value* entry = &found->second;
+          if (entry->kind_case() == Value::kNullValue) return std::nullopt;
+          if (const Value* factor = FindField(*entry, "partial_rotary_factor");
+              factor != nullptr && factor->number_value() != 1.0) {
+            // transformers' default rope rotates the whole head whatever it says, vLLM a part.
+            return absl::InvalidArgumentError(absl::StrCat(
+                entry_path, ".partial_rotary_factor: transformers and vLLM disagree on ",
+                family, "'s partial rotary; only 1 is supported, got ", factor->number_value()));
+          }
+          Value object = dims;
+          auto& fields = *object.mutable_struct_value()->mutable_fields();
+          fields["rope_parameters"] = *entry;
+          // transformers 5.x's LongRoPE reads its original length from the type's entry, which
+          // mrope's reader takes from the top level (Phi-3's place).
+          if (const Value* original = FindField(*entry, "original_max_position_embeddings")) {
+            fields["original_max_position_embeddings"] = *original;
+          }
+          return RopeFromConfigObject(spec.positions, object, entry_path);
+        }));
+  }
+  return absl::OkStatus();
+}
+
+// The row's preset layer types: its NoPE types rotate nothing, the others take `rope`.
+absl::Status PresetLayerTypes(const ModelFamilyInfo& row, const RopeParameters& rope,
+                              ModelSpec& spec) {
+  for (const absl::string_view layer_type : row.preset_layer_types) {
+    const bool nope = absl::c_linear_search(row.preset_nope_layer_types, layer_type);
+    MROPE_RETURN_IF_ERROR(AddLayerType(spec, std::string(layer_type), [&]() {
+      return absl::StatusOr<std::optional<RopeParameters>>(
+          nope ? std::nullopt : std::optional<RopeParameters>(rope));
+    }));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
@@ -236,7 +336,50 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
   MROPE_ASSIGN_OR_RETURN(spec.positions, PresetConfig(name));
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions,
                                                          PresetRopeObject(spec.positions), ""));
+  const ModelFamilyInfo& row = FamilyOf(spec.positions);
+  if (!row.preset_layer_types.empty()) {
+    MROPE_RETURN_IF_ERROR(PresetLayerTypes(row, *spec.rope, spec));
+    spec.rope.reset();
+  }
   return spec;
+}
+
+absl::StatusOr<ModelSpec> ModelSpecForLayerType(const ModelSpec& spec,
+                                                absl::string_view layer_type) {
+  std::vector<absl::string_view> names;
+  for (const LayerTypeRope& type : spec.layer_type_ropes) {
+    if (type.layer_type == layer_type) {
+      ModelSpec picked = spec;
+      picked.name = absl::StrCat(spec.name, " [", layer_type, "]");
+      picked.rope = type.rope;
+      picked.layer_types.clear();
+      picked.layer_type_ropes.clear();
+      return picked;
+    }
+    names.push_back(type.layer_type);
+  }
+  if (names.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layer_type '", layer_type, "': model '", spec.name,
+        "' has one rotary for all its layers (no layer types)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("layer_type '", layer_type, "': model '",
+                                                 spec.name, "' has no such layer; its types: ",
+                                                 absl::StrJoin(names, ", ")));
+}
+
+absl::StatusOr<const RopeParameters*> SingleRope(const ModelSpec& spec) {
+  if (spec.rope.has_value()) return &*spec.rope;
+  if (spec.layer_type_ropes.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model '", spec.name, "' has no rotary parameters (positions only)"));
+  }
+  std::vector<absl::string_view> names;
+  for (const LayerTypeRope& type : spec.layer_type_ropes) names.push_back(type.layer_type);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "model '", spec.name, "' has a rotary per layer type (", absl::StrJoin(names, ", "),
+      "): pick one (Python Model.for_layer_type or cos_sin(layer_type=...), CLI --layer_type, "
+      "C mrope_model_for_layer_type)"));
 }
 
 Value PresetRopeObject(const ModelConfig& positions) {
@@ -284,9 +427,14 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
   const Value* text = FindField(*layout.root, "text_config");
   const std::string text_path =
       text != nullptr ? absl::StrCat(layout.root_path, "text_config") : layout.root_path;
-  MROPE_ASSIGN_OR_RETURN(spec.rope,
-                         RopeFromConfigObject(spec.positions, text != nullptr ? *text : *layout.root,
-                                              absl::StripSuffix(text_path, ".")));
+  const Value& rope_object = text != nullptr ? *text : *layout.root;
+  if (!layout.family->preset_layer_types.empty()) {
+    MROPE_RETURN_IF_ERROR(
+        RopesByLayerType(rope_object, absl::StripSuffix(text_path, "."), spec));
+    return spec;
+  }
+  MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions, rope_object,
+                                                         absl::StripSuffix(text_path, ".")));
   return spec;
 }
 
@@ -331,6 +479,11 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const v1::ModelParams& params) {
   ModelSpec spec;
   spec.name = params.name();
   MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromProto(params.positions()));
+  if (params.has_rope() && !FamilyOf(spec.positions).preset_layer_types.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rope: ", FamilyOf(spec.positions).name,
+        "'s rotary is per layer type, which ModelParams cannot hold; load its config.json"));
+  }
   if (params.has_rope()) {
     MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromProto(params.rope()));
     // As for config.json: the rotary code of a transformers 5.x family decides the layout.

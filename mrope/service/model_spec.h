@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -17,11 +18,33 @@
 
 namespace mrope {
 
+// One attention layer type's rotary, in a model whose rotary is per layer type.
+struct LayerTypeRope {
+  std::string layer_type;
+  std::optional<RopeParameters> rope;  // absent: a NoPE type, it rotates nothing
+};
+
 struct ModelSpec {
   std::string name;  // preset name, config path or model_type: used in messages and tables
   ModelConfig positions;
-  std::optional<RopeParameters> rope;  // absent: positions only, no cos/sin
+  std::optional<RopeParameters> rope;  // absent: positions only, or a rotary per layer type
+  // A rotary per attention layer type (the family row's preset_layer_types is non-empty:
+  // Cohere Compass): each layer's type, as config.json's layer_types lists them, and each
+  // type's rotary in order of first use. `rope` is then absent: ModelSpecForLayerType picks a
+  // type's. Empty for the other families.
+  std::vector<std::string> layer_types;
+  std::vector<LayerTypeRope> layer_type_ropes;
 };
+
+// `spec` with `rope` the rotary of its layer type `layer_type` (absent for a NoPE type), no
+// layer types, and the name "<name> [<layer_type>]". InvalidArgument when `spec` has one rotary for all layers, or no layer of that
+// type (naming its types).
+absl::StatusOr<ModelSpec> ModelSpecForLayerType(const ModelSpec& spec,
+                                                absl::string_view layer_type);
+
+// &*spec.rope; FailedPrecondition when it is absent, saying why: positions only, or a rotary
+// per layer type (naming the types, and ModelSpecForLayerType's front ends).
+absl::StatusOr<const RopeParameters*> SingleRope(const ModelSpec& spec);
 
 // How `spec`'s family pairs its rotary dims (its row's RopePreset::layout: GPT-J pairs for
 // GLM-4.1V, NeoX halves otherwise).
@@ -52,6 +75,10 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 //   paddleocr_vl                  flat: ids and rope keys at top level (mrope_section required)
 //   glm_image                     ids image, image_start, image_end at top level, rope keys in
 //                                 text_config; spatial_merge_size defaults to 1
+//   cohere_compass                as qwen3_vl, with a rotary per layer type: text_config's
+//                                 layer_types (default num_hidden_layers, 40, full_attention)
+//                                 and rope_parameters keyed by type (required; null: NoPE),
+//                                 head_dim hidden_size / num_attention_heads (8192 / 64)
 // The token ids of the family's row are required (either HF spelling: image_token_id or
 // image_token_index); spatial_merge_size defaults to the preset's (2; GLM-Image 1) and
 // seconds_per_chunk to 2, as in HF's config classes. The rotary keys are read by

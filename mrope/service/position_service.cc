@@ -219,8 +219,8 @@ template <typename Out>
 absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
                                                           const OutputOptions& options) const {
   if (options.cos_sin && !spec_.rope.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cos_sin needs rotary parameters, and model '", spec_.name, "' has none"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cos_sin: ", SingleRope(spec_).status().message()));
   }
   PositionResult<Out> result;
   const int64_t b = plan.batch_size;

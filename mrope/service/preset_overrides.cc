@@ -217,6 +217,11 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
   }
   MROPE_RETURN_IF_ERROR(Prefixed(ValidateModelConfig(spec.positions), what));
   if (rope_names.empty()) return spec;
+  if (!spec.layer_types.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ".", rope_names.front(), ": ", preset,
+        "'s rotary is per layer type; give its config.json to change it"));
+  }
   // As in config.json, head_dim comes first: derive it when only its inputs are given.
   if (fields.count("head_dim") == 0 &&
       (fields.count("hidden_size") > 0 || fields.count("num_attention_heads") > 0)) {

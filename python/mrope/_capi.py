@@ -25,6 +25,12 @@ class LibraryInfo(ctypes.Structure):
                 ("kernels_on_host", ctypes.c_int32)]
 
 
+class ModelInfo(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("float_positions", ctypes.c_int32),
+                ("has_rope", ctypes.c_int32), ("qk_norm", ctypes.c_int32),
+                ("name", ctypes.c_char_p), ("family", ctypes.c_char_p)]
+
+
 class RotaryInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("head_dim", ctypes.c_int32),
                 ("rotary_dim", ctypes.c_int32), ("num_pairs", ctypes.c_int32),
@@ -107,6 +113,8 @@ _SIGNATURES = {
     "mrope_model_with_overrides": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, _P, _P,
                                                   ctypes.c_size_t]),
     "mrope_model_free": (None, [_P]),
+    "mrope_model_get_info": (ctypes.c_int, [_P, _P, _P, ctypes.c_size_t]),
+    "mrope_model_for_layer_type": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _P, ctypes.c_size_t]),
     "mrope_rotary_create": (ctypes.c_int, [_P, ctypes.c_int64, ctypes.c_int32, _P, _P,
                                            ctypes.c_size_t]),
     "mrope_rotary_free": (None, [_P]),

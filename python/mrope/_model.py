@@ -171,7 +171,23 @@ class Model:
         images, videos, kwargs = self._arguments(args, kwargs)
         return self._impl.plan(*_host((input_ids, images, videos)), kwargs)
 
-    def cos_sin(self, position_ids, *, transformers=None):
+    layer_types = property(
+        lambda self: tuple(self._impl.layer_types),
+        doc="Each layer's attention type (config.json's ``layer_types``) for a model whose "
+            "rotary is per layer type (Cohere Compass); () for one rotary for all layers.")
+
+    def for_layer_type(self, layer_type):
+        """The model with the rotary of attention layer type ``layer_type`` (positions
+        unchanged), or None for a NoPE type: vLLM's ``get_rope(...)`` per layer, as
+        ``config.rope_parameters.get(layer_type)`` builds it. Its cos_sin, plans' cos_sin and
+        ``mrope.cuda`` ops use that rotary. For a model whose rotary is per layer type only
+        (``layer_types``); ValueError otherwise, or for a type no layer has."""
+        impl = self._impl.for_layer_type(layer_type)
+        if not impl.has_rope:
+            return None
+        return Model(impl, ("layer_type", layer_type, self._source))
+
+    def cos_sin(self, position_ids, *, transformers=None, layer_type=None):
         """The family's HF text rotary module: ``cos, sin = rotary_emb(x, position_ids)``.
 
         A drop-in for the module's forward (``Qwen2VLRotaryEmbedding`` and the other families'),
@@ -183,13 +199,21 @@ class Model:
             position_ids: [3, B, T] (or [B, T]: every axis the same) integers.
             transformers: the release whose module to follow, e.g. ``"4.57.6"``; default the
                 installed transformers' version (ValueError when none is installed).
+            layer_type: required for a model whose rotary is per layer type (Cohere Compass:
+                ``rotary_emb(x, position_ids, layer_type)``), refused otherwise.
 
         Returns:
             (cos, sin) float32 (cast them to x's dtype as the module does); torch tensors on
             position_ids' device when a torch tensor came in. Values are HF's within 4 ulp
-            (HF's angles and scaling bit for bit; cos/sin rounded from double).
+            (HF's angles and scaling bit for bit; cos/sin rounded from double). None for a
+            NoPE layer type (HF's ``position_embeddings`` of its layers).
         """
-        cos, sin = self._impl.cos_sin(*_host((position_ids,)), transformers=transformers)
+        model = self
+        if layer_type is not None:
+            model = self.for_layer_type(layer_type)
+            if model is None:
+                return None
+        cos, sin = model._impl.cos_sin(*_host((position_ids,)), transformers=transformers)
         if not _tensors.torch_loaded():
             return cos, sin
         tensor = _tensors.first_tensor(position_ids)
@@ -323,6 +347,8 @@ def _feature_tuple(index, feature):
 def _load(source):
     """The Model made from ``source`` (``Model.__reduce__``)."""
     kind, name, detail = source
+    if kind == "layer_type":  # Model.for_layer_type(name) of the model made from detail
+        return _load(detail).for_layer_type(name)
     if kind == "config":
         return Model(_mrope.Model.from_config_file(name, detail), source)
     if detail is None:

@@ -63,7 +63,7 @@ Decode = _collections.namedtuple("Decode", "token_index delta seq_id", defaults=
 _STORAGE = {"float32": _capi.FLOAT32, "bfloat16": _capi.BFLOAT16, "float16": _capi.FLOAT16}
 _FP8 = ("float8_e4m3", "uint8")
 _SINCOS = {"double": 0, "float32": 1}
-_NORMS = {"weight": 1, "one_plus_weight": 2}
+_NORMS = {"weight": 1, "one_plus_weight": 2}  # mrope_qk_norm_form
 
 _lock = _threading.Lock()
 _models = {}    # source -> (C model handle, key)
@@ -119,7 +119,10 @@ def _model_handle(source):
             return _models[source][0]
     kind, name, detail = source
     handle = _ctypes.c_void_p()
-    if kind == "config":
+    if kind == "layer_type":  # mrope.Model.for_layer_type(name) of the model made from detail
+        _capi.call("mrope_model_for_layer_type", _model_handle(detail), name.encode(),
+                   _ctypes.byref(handle))
+    elif kind == "config":
         text = detail.encode()
         _capi.call("mrope_model_from_config_text", name.encode(), text, len(text),
                    _ctypes.byref(handle))
@@ -136,6 +139,21 @@ def _model_handle(source):
             _models[source] = (handle, key)
             _keys[key] = source
         return _models[source][0]
+
+
+def _family_norm(source, norm, weighted):
+    """The norm form to apply: `norm` as given, else (norm None) the model's family's (its
+    row's, mrope_model_info.qk_norm), which weights need; "weight" where no weight is given."""
+    if norm is not None or not weighted:
+        return "weight" if norm is None else norm
+    info = _capi.new(_capi.ModelInfo)
+    _capi.call("mrope_model_get_info", _model_handle(source), _ctypes.byref(info))
+    for name, form in _NORMS.items():
+        if form == info.qk_norm:
+            return name
+    raise ValueError(f"norm: {info.family.decode()}'s attention has no q/k norm; give norm="
+                     f"'weight' or 'one_plus_weight' to normalise with q_norm_weight / "
+                     f"k_norm_weight")
 
 
 def _rotary(source, seq_len, sincos_math):
@@ -468,7 +486,7 @@ def _cache(launch, k_cache, v_cache, layout, k_scale, v_scale, head_dim):
 
 
 def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=None,
-                 q_norm_weight=None, k_norm_weight=None, norm="weight", eps=1e-6,
+                 q_norm_weight=None, k_norm_weight=None, norm=None, eps=1e-6,
                  slot_mapping=None, k_cache=None, v_cache=None, cache_layout="NHD",
                  k_scale=None, v_scale=None, inverse=False, seq_len=1, sincos_math="double",
                  cos_sin_cache=None, error_flag=None, stream=None):
@@ -477,7 +495,9 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
     q, k, v: [T, H, D] or [T, H * D] views (e.g. of the qkv projection), one dtype. q goes
     back into q, or into ``q_out`` (q's dtype, or fp8 e4m3 / uint8 with ``q_scale``, a device
     fp32 [1]). ``q_norm_weight`` / ``k_norm_weight`` ([D]) enable the per-head RMSNorm
-    (``norm``: "weight", x * r * w, or "one_plus_weight", x * r * (1 + w); ``eps``). With
+    (``norm``: "weight", x * r * w, or "one_plus_weight", x * r * (1 + w); default None: the
+    model's family's form, e.g. Qwen3-VL's "weight", Qwen3.5's and Qwen4-Exp's
+    "one_plus_weight", ValueError for a family without one; ``eps``). With
     ``slot_mapping`` (int64 [T], -1 skips a token), k and v are appended to ``k_cache`` /
     ``v_cache`` ([blocks, block_size, H, D] "NHD" or [blocks, H, block_size, D] "HND"; the
     input dtype or fp8 e4m3 / uint8 with ``k_scale`` / ``v_scale``, device fp32 [1] or [H]).
@@ -486,6 +506,7 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
     weights: the norm's backward is not provided). Other arguments as apply_mrope_.
     """
     source = _source(model)
+    norm = _family_norm(source, norm, q_norm_weight is not None or k_norm_weight is not None)
     tensors = (q_out, q_scale, k_out, q_norm_weight, k_norm_weight, slot_mapping, k_cache,
                v_cache, k_scale, v_scale)
     if (stream is None and _torch_ops is not None and _torch_ops.is_tensor(q) and

@@ -198,8 +198,7 @@ TransformersRelease ReleaseOf(const std::optional<std::string>& transformers) {
 py::tuple HfCosSinArrays(const ModelSpec& spec, CosSinLayout layout,
                          absl::Span<const PositionsView> rows, int64_t max_position) {
   if (!spec.rope.has_value()) {
-    throw py::value_error(absl::StrCat("cos_sin needs rotary parameters, and model '",
-                                       spec.name, "' has none"));
+    throw py::value_error(absl::StrCat("cos_sin: ", SingleRope(spec).status().message()));
   }
   absl::StatusOr<HfCosSin> computed;
   {
@@ -565,6 +564,11 @@ class Model {
         max_position);
   }
 
+  // The model with the rotary of its layer type `layer_type` (ModelSpecForLayerType).
+  std::shared_ptr<Model> ForLayerType(const std::string& layer_type) const {
+    return std::make_shared<Model>(ValueOrThrow(ModelSpecForLayerType(spec(), layer_type)));
+  }
+
   const ModelSpec& spec() const { return service_->spec(); }
   const PositionPolicy& policy() const { return policy_; }
   bool float_positions() const { return service_->float_positions(); }
@@ -777,7 +781,14 @@ void DefineModule(py::module_& m) {
           },
           "(path, contents) of the config file it was loaded from; None for a preset.")
       .def_property_readonly("has_rope",
-                             [](const Model& model) { return model.spec().rope.has_value(); });
+                             [](const Model& model) { return model.spec().rope.has_value(); })
+      .def("for_layer_type", &Model::ForLayerType, "layer_type"_a,
+           "The model with the rotary of its attention layer type `layer_type` (models whose "
+           "rotary is per layer type: Cohere Compass); has_rope is False for a NoPE type.")
+      .def_property_readonly(
+          "layer_types", [](const Model& model) { return model.spec().layer_types; },
+          "Each layer's attention type, for a model whose rotary is per layer type; else "
+          "empty.");
 }
 
 }  // namespace

@@ -60,6 +60,9 @@ FAMILY_CONFIG = {
     "openpangu_vl": {"image_token_id": 46005, "video_token_id": 144208, "spatial_merge_size": 2},
     "isaac": {"image_token_id": 151655, "spatial_merge_size": 2},
     "keye": {"image_token_id": 151655, "video_token_id": 151656, "spatial_merge_size": 2},
+    "cohere_compass": {"vision_start_token_id": 255028, "vision_end_token_id": 255029,
+                       "image_token_id": 255031, "video_token_id": 255032,
+                       "spatial_merge_size": 2},
 }
 # The text ids around those families' blocks (<vision_start>, <vision_end>): Keye's are the
 # Qwen3 tokenizer's; openPangu-VL's stand-ins (no installed file gives them).
@@ -72,7 +75,8 @@ LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
           "qwen3_vl": "qwen3", "qwen3_5": "qwen3", "qwen3_5_moe": "qwen3", "qwen4_exp": "qwen3",
           "cosmos3_omni": "qwen3", "cosmos3_edge": "qwen3", "glm4v": "glm", "glm46v": "glm",
           "qwen2_5_omni": "qwen2", "qwen3_omni": "qwen2", "ernie4_5_vl_moe": "ernie",
-          "openpangu_vl": "pangu", "isaac": "runs", "keye": "qwen2"}
+          "openpangu_vl": "pangu", "isaac": "runs", "keye": "qwen2",
+          "cohere_compass": "qwen3"}
 # openPangu-VL: a video's frames are separated by <vision_end><vision_start> inside one pair;
 # Isaac: an image is its pads alone.
 IMAGES_ONLY = ("paddleocr_vl", "isaac")

@@ -41,6 +41,7 @@ MODEL_CLASSES = {
     "qwen4_exp": "qwen4_exp.modeling_qwen4_exp.Qwen4ExpModel",
     "cosmos3_omni": "cosmos3_omni.modeling_cosmos3_omni.Cosmos3OmniModel",
     "cosmos3_edge": "cosmos3_edge.modeling_cosmos3_edge.Cosmos3EdgeModel",
+    "cohere_compass": "cohere_compass.modeling_cohere_compass.CohereCompassModel",
 }
 # A class's name in earlier releases (reference_releases.py): ERNIE's in 5.0 to 5.2.
 FORMER_NAMES = {"ernie4_5_vl_moe": ("Ernie4_5_VL_MoeModel",)}

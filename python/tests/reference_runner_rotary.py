@@ -41,13 +41,19 @@ MODULES = {
     "qwen4_exp": ("qwen4_exp", "Qwen4ExpTextConfig", "Qwen4ExpTextRotaryEmbedding"),
     "cosmos3_omni": ("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding"),
     "cosmos3_edge": ("cosmos3_edge", "Cosmos3EdgeTextConfig", "Cosmos3EdgeTextRotaryEmbedding"),
+    "cohere_compass": ("cohere_compass", "CohereCompassTextConfig",
+                       "CohereCompassRotaryEmbedding"),
 }
+# Families whose rotary is per layer type: the rotary type the case runs (forward's layer_type),
+# beside a NoPE full_attention layer (rope_parameters null).
+LAYER_TYPE = {"cohere_compass": "sliding_attention"}
 
 V5 = int(transformers.__version__.split(".")[0]) >= 5
 
 
-def _config(cls, rope):
-    """A small text config: 2 heads of head_dim, the rope values and scaling given."""
+def _config(cls, rope, layer_type=None):
+    """A small text config: 2 heads of head_dim, the rope values and scaling given (with
+    `layer_type`: for that layer type, beside a NoPE full_attention one)."""
     kwargs = dict(hidden_size=2 * rope["head_dim"], num_attention_heads=2, num_key_value_heads=1,
                   head_dim=rope["head_dim"],
                   max_position_embeddings=rope["max_position_embeddings"])
@@ -59,6 +65,9 @@ def _config(cls, rope):
         if rope["partial_rotary_factor"] is not None:
             parameters["partial_rotary_factor"] = rope["partial_rotary_factor"]
         kwargs["rope_parameters"] = parameters
+        if layer_type is not None:
+            kwargs.update(num_hidden_layers=2, layer_types=[layer_type, "full_attention"],
+                          rope_parameters={layer_type: parameters, "full_attention": None})
     else:  # rope_theta, partial_rotary_factor and rope_scaling (with the sections) apart
         kwargs["rope_theta"] = rope["rope_theta"]
         if scaling.get("rope_type") == "longrope":  # 4.x reads LongRoPE's length at top level
@@ -105,14 +114,16 @@ def run(case):
     modeling = importlib.import_module(f"transformers.models.{module_name}.modeling_{module_name}")
     configuration = importlib.import_module(
         f"transformers.models.{module_name}.configuration_{module_name}")
-    config = _config(getattr(configuration, config_name), case["rope"])
+    layer_type = LAYER_TYPE.get(case["family"])
+    config = _config(getattr(configuration, config_name), case["rope"], layer_type)
+    extra = () if layer_type is None else (layer_type,)
     positions = torch.from_numpy(case["position_ids"])
     q, k = torch.from_numpy(case["q"]), torch.from_numpy(case["k"])
     result = {}
     for name, context in (("native", contextlib.nullcontext), ("exact", _cos_sin_in_double)):
         with context():
             rotary = getattr(modeling, rotary_name)(config=config)  # fresh: no dynamic state
-            cos, sin = rotary(q, positions)
+            cos, sin = rotary(q, positions, *extra)
             apply, q_rotated, k_rotated = _apply(modeling, config, q, k, cos, sin)
         result[name] = {"cos": cos.numpy(), "sin": sin.numpy(), "q": q_rotated.numpy(),
                         "k": k_rotated.numpy()}

@@ -31,6 +31,7 @@ MODEL_CLASSES = {
     "qwen3_vl": "qwen3_vl.Qwen3VLForConditionalGeneration",
     "cosmos3_omni": "cosmos3.Cosmos3ForConditionalGeneration",
     "cosmos3_edge": "cosmos3_edge.Cosmos3EdgeForConditionalGeneration",
+    "cohere_compass": "cohere_compass.CohereCompassForConditionalGeneration",
     "interns1_pro": "interns1_pro.InternS1ProForConditionalGeneration",
     "opencua": "opencua.OpenCUAForConditionalGeneration",
     "keye_vl1_5": "keye_vl1_5.KeyeVL1_5ForConditionalGeneration",

@@ -1,5 +1,6 @@
 """The package API: model loading, HF calling conventions, plans, cos/sin and errors."""
 import os
+import pickle
 import shutil
 
 import numpy as np
@@ -232,3 +233,57 @@ def test_dlpack_inputs():
     for a, b in zip(ours, model.get_rope_index(IMAGE_PROMPT, IMAGE_GRID)):
         assert type(a) is np.ndarray
         np.testing.assert_array_equal(a, b)
+
+
+COMPASS = os.path.join(golden.REPO_DIR, "examples/configs/v5_defaults/cohere_compass.json")
+
+
+def test_cohere_compass_rotary_per_layer_type():
+    """Cohere Compass: positions for the model, a rotary per attention layer type (its config's
+    layer_types and rope_parameters keyed by them; full_attention is NoPE)."""
+    model = mrope.Model.from_config(COMPASS)
+    assert model.layer_types[:4] == ("sliding_attention",) * 3 + ("full_attention",)
+    assert len(model.layer_types) == 40 and mrope.Model.from_config("qwen3_vl").layer_types == ()
+    positions, _ = model.get_rope_index([[1, 255028, 255031, 255031, 255031, 255031, 255029, 2]],
+                                        image_grid_thw=[[1, 4, 4]],
+                                        mm_token_type_ids=[[0, 0, 1, 1, 1, 1, 0, 0]])
+    sliding = model.for_layer_type("sliding_attention")
+    assert model.for_layer_type("full_attention") is None
+    assert model.cos_sin(positions, layer_type="full_attention", transformers="5.23.0") is None
+    cos, sin = model.cos_sin(positions, layer_type="sliding_attention", transformers="5.23.0")
+    want = sliding.cos_sin(positions, transformers="5.23.0")
+    assert cos.shape == (1, 8, 128) and np.array_equal(cos, want[0])
+    assert np.array_equal(sliding.plan([[1, 2, 3]]).positions(),
+                          model.plan([[1, 2, 3]]).positions())
+    # The same rotary as the preset's sliding layers (the example config is the preset's).
+    preset = mrope.Model.from_config("cohere_compass").for_layer_type("sliding_attention")
+    assert np.array_equal(preset.cos_sin(positions, transformers="5.23.0")[1], sin)
+    copy = pickle.loads(pickle.dumps(sliding))
+    assert copy == sliding and np.array_equal(copy.cos_sin(positions, transformers="5.23.0")[0],
+                                              cos)
+    with pytest.raises(ValueError, match="rotary per layer type .sliding_attention, "
+                                         "full_attention.: pick one"):
+        model.cos_sin(positions, transformers="5.23.0")
+    with pytest.raises(ValueError, match="rotary per layer type"):
+        model.plan([[1, 2, 3]]).cos_sin()
+    with pytest.raises(ValueError, match="no such layer; its types: sliding_attention, "
+                                         "full_attention"):
+        model.for_layer_type("chunked_attention")
+    with pytest.raises(ValueError, match="one rotary for all its layers"):
+        mrope.Model.from_config("qwen3_vl").cos_sin(positions, layer_type="sliding_attention")
+    with pytest.raises(ValueError, match="rotary is per layer type; give its config.json"):
+        mrope.Model.from_config("cohere_compass", {"rope_theta": 5e4})
+
+
+def test_cohere_compass_vllm_takes_images_only():
+    """vLLM's Cohere Compass code raises on a video; mrope's cohere_compass_vllm refuses it."""
+    model = mrope.Model.from_config("cohere_compass_vllm")
+    tokens = np.array([1, 255028, 255032, 255032, 255032, 255032, 255029, 2])
+    video = {"modality": "video", "mm_position": {"offset": 2, "length": 4},
+             "data": {"video_grid_thw": [1, 4, 4]}}
+    with pytest.raises(ValueError, match="vLLM's cohere_compass code takes images only"):
+        model.get_mrope_input_positions(tokens, [video])
+    image = dict(video, modality="image", data={"image_grid_thw": [1, 4, 4]})
+    positions, delta = model.get_mrope_input_positions(
+        np.where(tokens == 255032, 255031, tokens), [image])
+    assert delta == -2 and np.asarray(positions)[:, -1].tolist() == [5, 5, 5]

@@ -277,7 +277,8 @@ def test_fused_rms_norm_and_hnd_cache(model, prompt):
     v_cache = np.zeros_like(k_cache)
     slots = np.arange(TOKENS, dtype=np.int64)
     mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:8], positions, model,
-                    q_norm_weight=weight, k_norm_weight=weight, eps=1e-6, slot_mapping=slots,
+                    q_norm_weight=weight, k_norm_weight=weight, norm="weight", eps=1e-6,
+                    slot_mapping=slots,
                     k_cache=k_cache, v_cache=v_cache, cache_layout="HND")
 
     def norm(x):
@@ -290,6 +291,40 @@ def test_fused_rms_norm_and_hnd_cache(model, prompt):
     for t in range(TOKENS):
         np.testing.assert_allclose(k_cache[t // 4, :, t % 4], expected_k[t], rtol=0, atol=1e-5)
         assert np.array_equal(v_cache[t // 4, :, t % 4], before[t, 6:8])
+
+
+@pytest.mark.parametrize("preset,form", [("qwen3_5", "one_plus_weight"),
+                                         ("qwen4_exp", "one_plus_weight"),
+                                         ("qwen3_vl", "weight")])
+def test_fused_norm_defaults_to_the_family_form(preset, form):
+    """Without norm=, fused_mrope_ normalises q and k as the family's attention does (its row's
+    q/k norm): Qwen3.5's and Qwen4-Exp's (1 + w), Qwen3-VL's w."""
+    model = mrope.Model.from_config(preset)
+    head_dim = mc._rotary(mc._source(model), 1, "double")[1].head_dim
+    rng = np.random.default_rng(36)
+    qkv = rng.standard_normal((TOKENS, 4 * head_dim)).astype(np.float32)
+    weight = rng.uniform(-0.5, 0.5, head_dim).astype(np.float32)
+    positions = np.stack([np.arange(TOKENS)] * 3).astype(np.int64)
+
+    def fused(**norm):
+        x = qkv.copy()
+        mc.fused_mrope_(x[:, :2 * head_dim], x[:, 2 * head_dim:3 * head_dim],
+                        x[:, 3 * head_dim:], positions, model,
+                        k_out=x[:, 2 * head_dim:3 * head_dim], q_norm_weight=weight,
+                        k_norm_weight=weight, **norm)
+        return x
+
+    other = {"weight": "one_plus_weight", "one_plus_weight": "weight"}[form]
+    assert np.array_equal(fused(), fused(norm=form))
+    assert not np.array_equal(fused(), fused(norm=other))
+
+
+def test_fused_norm_weights_need_a_form_where_the_family_has_none(model, prompt):
+    positions, _, _ = prompt
+    qkv = qkv_buffer()
+    with pytest.raises(ValueError, match="qwen2_vl's attention has no q/k norm"):
+        mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:8], positions, model,
+                        k_out=qkv[:, 4:6], q_norm_weight=np.ones(HEAD_DIM, np.float32))
 
 
 def test_fused_bad_arguments(model, prompt):

@@ -51,7 +51,7 @@ def test_fused_inverse_equals_apply_inverse_and_refuses_a_norm(model, prompt):
     weight = np.ones(128, np.float32)
     with pytest.raises(ValueError, match="direction=kInverse with a norm"):
         mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:], positions, model,
-                        k_out=qkv[:, 4:6], q_norm_weight=weight, inverse=True)
+                        k_out=qkv[:, 4:6], q_norm_weight=weight, norm="weight", inverse=True)
 
 
 def test_apply_mrope_out_of_place_leaves_its_inputs(model, prompt):

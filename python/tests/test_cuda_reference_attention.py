@@ -77,7 +77,7 @@ def test_qwen4_exp_gated_q_norm_and_partial_rotary():
     k_out = np.empty((TOKENS, KV_HEADS, head_dim), np.float32)
     mc.fused_mrope_(q, k.reshape(TOKENS, KV_HEADS, head_dim), v, positions, model,
                     k_out=k_out, q_norm_weight=q_weight, k_norm_weight=k_weight,
-                    norm="one_plus_weight", eps=1e-6)
+                    eps=1e-6)  # the norm form: the family's, (1 + w)
     rotary_dim = int(head_dim * text_config["rope_parameters"]["partial_rotary_factor"])
     assert within_ulp(q, want_q, rotary_dim).all()
     assert within_ulp(k_out, want_k, rotary_dim).all()

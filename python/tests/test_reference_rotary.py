@@ -20,6 +20,7 @@ are expected failures, test_large_base_pow a strict one).
 Option (conftest.py): --seed S. CI runs 3 position sets per family, rope type and release.
 """
 import functools
+import json
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ import pytest
 import mrope
 import mrope.cuda as mc
 import reference_env
+import reference_prompts
 from mrope import _capi
 
 REFERENCES = reference_env.pinned("transformers")
@@ -55,7 +57,11 @@ ROPE = {
     "cosmos3_omni": (32, 5e5, [6, 5, 5], None),
     # Cosmos3-Edge's 1e8 is LARGE_BASE_POW's threshold (below): a smaller theta here.
     "cosmos3_edge": (32, 1e6, [6, 5, 5], None),
+    "cohere_compass": (32, 1e4, [6, 5, 5], None),
 }
+# Families whose rotary is per layer type: the type the cases rotate with (a NoPE
+# full_attention type beside it rotates nothing).
+LAYER_TYPE = {"cohere_compass": "sliding_attention"}
 # The families transformers 4.57.6 has.
 V4_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "qwen3_omni", "glm4v",
                "glm4v_moe")
@@ -147,8 +153,11 @@ def reference_outputs(reference, seed):
                                 for i, (c, r) in enumerate(zip(cases, outputs["results"]))}
 
 
-def model_for(family, rope):
-    """mrope's preset of the family with the case's rope values (config.json's keys)."""
+def model_for(family, rope, tmp_path=None):
+    """mrope's preset of the family with the case's rope values (config.json's keys); for a
+    family with a rotary per layer type, its config.json (presets take no rope overrides)."""
+    if family in LAYER_TYPE:
+        return compass_model(rope, tmp_path)
     overrides = {"head_dim": rope["head_dim"], "rope_theta": rope["rope_theta"],
                  "mrope_section": rope["mrope_section"]}
     if rope["partial_rotary_factor"] is not None:
@@ -162,6 +171,26 @@ def model_for(family, rope):
     if scaling:
         overrides["rope_scaling"] = scaling
     return mrope.Model.from_config(family, overrides)
+
+
+def compass_model(rope, tmp_path):
+    """Cohere Compass from a config.json holding the case's rope values for LAYER_TYPE's type
+    and a NoPE full_attention type, as reference_runner_rotary.py builds its module."""
+    scaling = dict(rope["scaling"])
+    entry = {"rope_type": scaling.pop("rope_type", "default"), "rope_theta": rope["rope_theta"],
+             "mrope_section": rope["mrope_section"], **scaling}
+    layer_type = LAYER_TYPE["cohere_compass"]
+    config = {"model_type": "cohere_compass", **reference_prompts.FAMILY_CONFIG["cohere_compass"],
+              "text_config": {"hidden_size": 2 * rope["head_dim"], "num_attention_heads": 2,
+                              "max_position_embeddings": rope["max_position_embeddings"],
+                              "layer_types": [layer_type, "full_attention"],
+                              "rope_parameters": {layer_type: entry, "full_attention": None}}}
+    del config["spatial_merge_size"]
+    path = tmp_path / f"cohere_compass_{entry['rope_type']}.json"
+    path.write_text(json.dumps(config))
+    model = mrope.Model.from_config(path)
+    assert model.cos_sin(np.zeros((3, 1, 1), np.int64), layer_type="full_attention") is None
+    return model
 
 
 def ulps(a, b):
@@ -194,7 +223,7 @@ def test_reference_is_the_pinned_release(request):
 @pytest.mark.parametrize("reference,family,rope_type",
                          [pytest.param(*c, marks=marks(c[2])) for c in COMBINATIONS],
                          ids=[f"{r}-{f}-{t}" for r, f, t in COMBINATIONS])
-def test_cos_sin_and_rotation(reference, family, rope_type, request):
+def test_cos_sin_and_rotation(reference, family, rope_type, request, tmp_path):
     seed = request.config.getoption("seed")
     version, results = reference_outputs(reference, seed)
     release = REFERENCES[reference][0]
@@ -202,8 +231,10 @@ def test_cos_sin_and_rotation(reference, family, rope_type, request):
         theirs = results[(family, rope_type, index)]
         where = f"{reference} {family} {rope_type} set {index}"
         assert "error" not in theirs, f"{where}: the reference failed: {theirs.get('error')}"
-        model = model_for(family, case["rope"])
-        cos, sin = model.cos_sin(case["position_ids"], transformers=version)
+        model = model_for(family, case["rope"], tmp_path)
+        layer_type = LAYER_TYPE.get(family)
+        cos, sin = model.cos_sin(case["position_ids"], transformers=version,
+                                 layer_type=layer_type)
         for name, ours in (("cos", cos), ("sin", sin)):
             native, exact = theirs["native"][name], theirs["exact"][name]
             assert ours.shape == native.shape and ours.dtype == native.dtype, where
@@ -213,7 +244,8 @@ def test_cos_sin_and_rotation(reference, family, rope_type, request):
             assert ulps(ours, native).max() <= 4, f"{where}: {name}"
         if not _capi.kernels_on_host():
             continue
-        q, k = mrope_rotation(model, case)
+        q, k = mrope_rotation(model if layer_type is None else model.for_layer_type(layer_type),
+                              case)
         for name, ours in (("q", q), ("k", k)):
             assert np.array_equal(ours, theirs["exact"][name]), (
                 f"{where}: {theirs['apply']} on the exact cos/sin gives another {name}")

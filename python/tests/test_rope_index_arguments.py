@@ -39,7 +39,7 @@ V5_15_0 = {
     "qwen3_vl": types_first(GRIDS_MASK),
     # 5.23.0, their first release.
     "qwen4_exp": types_first(GRIDS_MASK), "cosmos3_omni": types_first(GRIDS_MASK),
-    "cosmos3_edge": types_first(GRIDS_MASK),
+    "cosmos3_edge": types_first(GRIDS_MASK), "cohere_compass": types_first(GRIDS_MASK),
     # The Omni thinkers' hf_v5 (5.16.0's generate()) keeps v4.57.6's get_rope_index.
     "qwen2_5_omni": OMNI, "qwen3_omni": OMNI,
 }
@@ -52,7 +52,8 @@ V5_23_0 = dict(V5_15_0, **{
 REFERENCE = {"hf_v4": V4_57_6, "hf_v5_2": V5_2_0, "hf_v5": V5_23_0, "hf_v5_18": V5_23_0,
              "vllm": dict(V4_57_6, cosmos3_omni=GRIDS_MASK, cosmos3_edge=GRIDS_MASK,
                           # no get_rope_index in any reference: Row()'s grids and mask
-                          openpangu_vl=GRIDS_MASK, isaac=GRIDS_MASK, keye=GRIDS_MASK)}
+                          openpangu_vl=GRIDS_MASK, isaac=GRIDS_MASK, keye=GRIDS_MASK,
+                          cohere_compass=GRIDS_MASK)}
 
 
 @pytest.mark.parametrize("preset", mrope.presets())

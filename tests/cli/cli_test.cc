@@ -270,6 +270,17 @@ TEST(CliTest, ExplainTablesAndRotary) {
   EXPECT_EQ((*axes)[40], 2);
   run = RunMrope("tables --config=qwen2_vl --positions=1:x");
   EXPECT_THAT(run.err, HasSubstr("--positions: '1:x' is not T or T:H:W"));
+  // Cohere Compass: a rotary per layer type, picked by --layer_type.
+  run = RunMrope("tables --config=cohere_compass --positions=5");
+  EXPECT_THAT(run.err, HasSubstr("rotary per layer type (sliding_attention, full_attention)"));
+  run = RunMrope("tables --config=cohere_compass --layer_type=sliding_attention --positions=5");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("cohere_compass [sliding_attention]: head_dim 128"));
+  run = RunMrope("tables --config=cohere_compass --layer_type=full_attention --positions=5");
+  EXPECT_THAT(run.err, HasSubstr("no rotary parameters (positions only)"));
+  run = RunMrope("tables --config=qwen2_vl --layer_type=sliding_attention");
+  EXPECT_THAT(run.err, HasSubstr("--layer_type 'sliding_attention': model 'qwen2_vl' has one "
+                                 "rotary for all its layers"));
 
   run = RunMrope("rotary --golden=tests/golden/rotary_qwen3_vl/case_001.json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -397,8 +408,8 @@ TEST(CliTest, UsageErrors) {
                         "qwen2_vl_vllm, qwen2_5_vl, qwen2_5_vl_hf, "));
   run = RunMrope("positions --request=x");
   EXPECT_THAT(run.err, HasSubstr("--config is required: a preset (qwen2_vl, "));
-  EXPECT_THAT(run.err, HasSubstr("cosmos3_edge, cosmos3_edge_vllm, openpangu_vl, isaac, keye) or "
-                                 "a model's config.json"));
+  EXPECT_THAT(run.err, HasSubstr("openpangu_vl, isaac, keye, cohere_compass, cohere_compass_vllm) "
+                                 "or a model's config.json"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@ tests/kernels/BUILD.bazel, or the host execution harness in kernels/host_harness
 
 # Sources of the kernel test binary (both backends).
 KERNEL_TEST_SRCS = [
+    "//tests/kernels:bf16_exact_test.cc",
     "//tests/kernels:fused_kernel_test.cc",
     "//tests/kernels:kernel_test_util.cc",
     "//tests/kernels:kernel_test_util.h",
@@ -28,6 +29,7 @@ KERNEL_TEST_DEPS = [
     "//mrope/rotary:rope_math",
     "//mrope/rotary:rope_params",
     "//mrope/rotary:rotary_case",
+    "//mrope/service:model_spec",
     "//tests/testing:positions_testing",
     "//tests/testing:rotary_testing",
     "@com_google_absl//absl/status",

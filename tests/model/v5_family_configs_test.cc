@@ -4,6 +4,7 @@
 // reference convention and rotary values.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,17 @@ using ::testing::HasSubstr;
 constexpr char kDir[] = "examples/configs/v5_defaults/";
 constexpr char kVllmDir[] = "examples/configs/vllm_families/";
 
+void ExpectSameRope(const std::optional<RopeParameters>& got,
+                    const std::optional<RopeParameters>& want) {
+  ASSERT_EQ(got.has_value(), want.has_value());
+  if (!got.has_value()) return;
+  EXPECT_EQ(got->head_dim, want->head_dim);
+  EXPECT_EQ(got->scaling.rotary_dim, want->scaling.rotary_dim);
+  EXPECT_EQ(got->scaling.theta, want->scaling.theta);
+  EXPECT_THAT(got->mrope_section, ElementsAreArray(want->mrope_section));
+  EXPECT_EQ(got->mrope_layout, want->mrope_layout);
+}
+
 void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   SCOPED_TRACE(std::string(preset_name));
   const ModelSpec preset = PresetModelSpec(preset_name).value();
@@ -35,13 +47,15 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   EXPECT_EQ(got.spatial_merge_size, want.spatial_merge_size);
   EXPECT_EQ(got.temporal_merge_size, want.temporal_merge_size);
   EXPECT_EQ(got.convention, want.convention);
-  ASSERT_TRUE(spec.rope.has_value() && preset.rope.has_value());
-  EXPECT_EQ(spec.rope->head_dim, preset.rope->head_dim);
-  EXPECT_EQ(spec.rope->scaling.rotary_dim, preset.rope->scaling.rotary_dim);
-  EXPECT_EQ(spec.rope->scaling.theta, preset.rope->scaling.theta);
-  EXPECT_THAT(spec.rope->mrope_section, ElementsAreArray(preset.rope->mrope_section));
-  EXPECT_EQ(spec.rope->mrope_layout, preset.rope->mrope_layout);
   EXPECT_EQ(RotaryLayoutOf(spec), RotaryLayoutOf(preset));
+  EXPECT_THAT(spec.layer_types, ElementsAreArray(preset.layer_types));
+  ASSERT_EQ(spec.layer_type_ropes.size(), preset.layer_type_ropes.size());
+  for (size_t i = 0; i < spec.layer_type_ropes.size(); ++i) {
+    SCOPED_TRACE(preset.layer_type_ropes[i].layer_type);
+    EXPECT_EQ(spec.layer_type_ropes[i].layer_type, preset.layer_type_ropes[i].layer_type);
+    ExpectSameRope(spec.layer_type_ropes[i].rope, preset.layer_type_ropes[i].rope);
+  }
+  ExpectSameRope(spec.rope, preset.rope);
 }
 
 TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
@@ -58,7 +72,67 @@ TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
   }
   EXPECT_THAT(loaded, ElementsAre("qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr", "paddleocr_vl",
                                   "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
-                                  "cosmos3_edge"));
+                                  "cosmos3_edge", "cohere_compass"));
+}
+
+// The text_config object of Cohere Compass's example config.json, to edit.
+google::protobuf::Map<std::string, google::protobuf::Value>& TextConfig(
+    google::protobuf::Value& doc) {
+  return *(*doc.mutable_struct_value()->mutable_fields())["text_config"]
+              .mutable_struct_value()
+              ->mutable_fields();
+}
+
+// Cohere Compass: one rotary per layer type, as its rotary module reads them (null: NoPE; a
+// missing type or a flat rope_parameters fails there), head_dim from hidden_size / heads.
+TEST(V5FamilyConfigsTest, CohereCompassRotaryPerLayerType) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "cohere_compass.json")).value();
+  const ModelSpec spec = ModelSpecFromHfConfig(doc).value();
+  EXPECT_FALSE(spec.rope.has_value());
+  ASSERT_EQ(spec.layer_types.size(), 40u);
+  EXPECT_EQ(spec.layer_types[2], "sliding_attention");
+  EXPECT_EQ(spec.layer_types[3], "full_attention");
+  ASSERT_EQ(spec.layer_type_ropes.size(), 2u);
+  const ModelSpec sliding = ModelSpecForLayerType(spec, "sliding_attention").value();
+  ASSERT_TRUE(sliding.rope.has_value());
+  EXPECT_EQ(sliding.rope->head_dim, 128);
+  EXPECT_EQ(sliding.rope->mrope_layout, MropeLayout::kInterleaved);
+  EXPECT_TRUE(sliding.layer_types.empty());
+  EXPECT_FALSE(ModelSpecForLayerType(spec, "full_attention").value().rope.has_value());
+  EXPECT_THAT(ModelSpecForLayerType(spec, "chunked").status().message(),
+              HasSubstr("its types: sliding_attention, full_attention"));
+  EXPECT_THAT(SingleRope(spec).status().message(),
+              HasSubstr("rotary per layer type (sliding_attention, full_attention)"));
+
+  auto& text = TextConfig(doc);
+  auto& ropes = *text["rope_parameters"].mutable_struct_value()->mutable_fields();
+  ropes["sliding_attention"].mutable_struct_value()->mutable_fields()->erase("mrope_section");
+  (*ropes["sliding_attention"].mutable_struct_value()->mutable_fields())["rope_theta"]
+      .set_number_value(5e4);
+  text["hidden_size"].set_number_value(4096);
+  const ModelSpec edited = ModelSpecFromHfConfig(doc).value();
+  const RopeParameters& rope = *edited.layer_type_ropes[0].rope;
+  EXPECT_EQ(rope.head_dim, 64);
+  EXPECT_EQ(rope.scaling.theta, 5e4);
+  EXPECT_THAT(rope.mrope_section, ElementsAre(24, 20, 20));  // the module's default
+
+  (*ropes["sliding_attention"].mutable_struct_value()->mutable_fields())["partial_rotary_factor"]
+      .set_number_value(0.5);
+  EXPECT_THAT(ModelSpecFromHfConfig(doc).status().message(),
+              HasSubstr("rope_parameters.sliding_attention.partial_rotary_factor: transformers "
+                        "and vLLM disagree"));
+  ropes["sliding_attention"].mutable_struct_value()->mutable_fields()->erase(
+      "partial_rotary_factor");
+  ropes.erase("full_attention");
+  EXPECT_THAT(ModelSpecFromHfConfig(doc).status().message(),
+              HasSubstr("missing required field 'text_config.rope_parameters.full_attention'"));
+  text.erase("rope_parameters");
+  EXPECT_THAT(ModelSpecFromHfConfig(doc).status().message(),
+              HasSubstr("missing required field 'text_config.rope_parameters'"));
+  text.erase("layer_types");  // HF's default: every layer full_attention
+  text["rope_parameters"].mutable_struct_value();
+  EXPECT_THAT(ModelSpecFromHfConfig(doc).status().message(),
+              HasSubstr("'text_config.rope_parameters.full_attention'"));
 }
 
 // The families whose only reference is vLLM load from their config.json layouts

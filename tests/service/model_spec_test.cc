@@ -288,12 +288,20 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
                           "qwen3_5_moe_hf_v5", "glm46v", "glm46v_hf_v5", "glm_ocr", "paddleocr_vl",
                           "paddleocr_vl_hf_v5", "ernie4_5_vl_moe", "ernie4_5_vl_moe_hf_v5",
                           "glm_image", "qwen4_exp", "cosmos3_omni", "cosmos3_omni_vllm",
-                          "cosmos3_edge", "cosmos3_edge_vllm", "openpangu_vl", "isaac", "keye"));
+                          "cosmos3_edge", "cosmos3_edge_vllm", "openpangu_vl", "isaac", "keye",
+                          "cohere_compass", "cohere_compass_vllm"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);
     ASSERT_TRUE(spec.ok()) << spec.status();
     EXPECT_EQ(spec->name, name);
+    // Cohere Compass: a rotary per layer type, its NoPE full_attention layers without one.
+    for (const LayerTypeRope& type : spec->layer_type_ropes) {
+      if (type.layer_type == "full_attention") continue;
+      ASSERT_TRUE(type.rope.has_value()) << type.layer_type;
+      EXPECT_TRUE(ValidateRopeParameters(*type.rope).ok());
+    }
+    if (!spec->layer_type_ropes.empty()) continue;
     ASSERT_TRUE(spec->rope.has_value());
     EXPECT_TRUE(ValidateRopeParameters(*spec->rope).ok());
   }

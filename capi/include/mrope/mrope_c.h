@@ -129,11 +129,18 @@ MROPE_C_API int mrope_model_with_overrides(const char* preset, const char* overr
 
 MROPE_C_API void mrope_model_free(mrope_model* model); /* NULL is fine */
 
+/* A model whose rotary is per attention layer type (Cohere Compass: config.json's layer_types
+ * and rope_parameters keyed by type): a new model with the same positions and the rotary of
+ * `layer_type` (has_rope 0 for a NoPE type), for mrope_rotary_create. A model with one rotary,
+ * or no layer of that type, is MROPE_INVALID_ARGUMENT (naming its types). */
+MROPE_C_API int mrope_model_for_layer_type(const mrope_model* model, const char* layer_type,
+                                           mrope_model** out, char* message, size_t message_size);
+
 typedef struct mrope_model_info {
   uint32_t struct_size;
   int32_t float_positions; /* 1: positions are float32 (Qwen3-Omni) */
   int32_t has_rope;        /* 0: positions only (no cos/sin, no kernels) */
-  int32_t reserved;
+  int32_t qk_norm;         /* mrope_qk_norm_form of the family's attention (its row's) */
   const char* name;   /* owned by the model */
   const char* family; /* e.g. "qwen2_5_vl"; owned by the model */
 } mrope_model_info;
