@@ -121,8 +121,9 @@ def decode_positions(model, generate):
     """The positions [3, B, steps] the text rotary receives at each decode step of
     `generate()` (a call that runs model.generate once), and generate's result."""
     seen = []
-    hook = text_rotary(model).register_forward_hook(
-        lambda module, args, output: seen.append(args[1]))
+    hook = text_rotary(model).register_forward_hook(  # rotary_emb(x, position_ids)
+        lambda module, args, kwargs, output: seen.append(
+            args[1] if len(args) > 1 else kwargs["position_ids"]), with_kwargs=True)
     try:
         result = generate()
     finally:
