@@ -3,8 +3,8 @@
 # that they run on glibc >= 2.28 (manylinux_2_28; tools/static_bazel.sh passes it with -L):
 #   libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 ld-linux-x86-64.so.2
 #       stubs that export what glibc 2.28 exports, at 2.28's symbol versions: zig's (zig cc
-#       makes them from glibc's ABI lists for any version; tools/requirements-build.txt pins
-#       it). A symbol's version is chosen at link time from the library defining it, so objects
+#       makes them from glibc's ABI lists for any version; its pin is the ziglang line of
+#       python/requirements-test.txt). A symbol's version is chosen at link time from the library defining it, so objects
 #       compiled against glibc 2.36's headers bind to 2.28's versions (pthread_create@GLIBC_2.2.5
 #       in libpthread, not @GLIBC_2.34 in libc), and what 2.28 lacks is an undefined symbol.
 #   libc.so libm.so libpthread.so libdl.so librt.so
@@ -23,9 +23,9 @@ if [ "${1:-}" = --version ]; then
   echo "$GLIBC"
   exit 0
 fi
-pins="$repo/tools/requirements-build.txt"
+pins=$(sed -n -E "s/^(ziglang==[^ #]+).*/\1/p" "$repo/python/requirements-test.txt")
 compat="$repo/tools/glibc_compat.c"
-key=$( (echo "$GLIBC"; cat "$pins" "$0" "$compat"; gcc --version | head -1) |
+key=$( (echo "$GLIBC"; echo "$pins"; cat "$0" "$compat"; gcc --version | head -1) |
       sha256sum | cut -c1-16)
 cache="${MROPE_GLIBC_STUBS_CACHE:-$HOME/.cache/mrope-glibc-stubs}"
 stubs="$cache/$key"
@@ -42,9 +42,9 @@ trap 'rm -rf "$work"' EXIT
   mkdir -p "$wheels"
   export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore
   pip=(/usr/bin/python3 -m pip install -q --no-index --find-links "$wheels" --target "$work/zig"
-       -r "$pins")
+       "$pins")
   if ! "${pip[@]}" 2>/dev/null; then
-    /usr/bin/python3 -m pip download -q -d "$wheels" -r "$pins"
+    /usr/bin/python3 -m pip download -q -d "$wheels" "$pins"
     "${pip[@]}"
   fi
   # Any link with -lc ... against glibc $GLIBC makes the stubs (in zig's cache: copied out).

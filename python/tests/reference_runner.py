@@ -124,12 +124,7 @@ def _generate_decode(model, prompt, steps):
     """The positions [3, B, steps] that generate() gives the text model's rotary embedding at
     decode steps 1..steps, the prompt given as the processor returns it (no pixels: the grids
     and lengths are what positions read)."""
-    # The text model's own (4.57's attention layers hold unused copies deeper down).
-    rotary = min(((name, module) for name, module in model.named_modules()
-                  if name.endswith("rotary_emb") and "visual" not in name and "audio" not in name),
-                 key=lambda item: item[0].count("."))[1]
-    seen = []
-    hook = rotary.register_forward_hook(lambda module, args, output: seen.append(args[1]))
+    import tiny_models  # pylint: disable=import-outside-toplevel
     ids = prompt["input_ids"]
     small = np.vectorize(lambda token: model.small_ids.get(token, token % _TEXT_IDS))(ids)
     kwargs = {"input_ids": _tensor(small.astype(np.int64)),
@@ -142,14 +137,13 @@ def _generate_decode(model, prompt, steps):
         frames = torch.tensor(prompt["audio_seqlens"])
         kwargs["feature_attention_mask"] = (
             torch.arange(int(frames.max()))[None, :] < frames[:, None]).long()
-    try:
+
+    def generate():
         with torch.no_grad():
             model.generate(**{k: v for k, v in kwargs.items() if v is not None},
                            max_new_tokens=steps + 1, min_new_tokens=steps + 1, do_sample=False,
                            eos_token_id=None, pad_token_id=0)
-    finally:
-        hook.remove()
-    return torch.cat([positions[..., -1:] for positions in seen[1:]], dim=-1).numpy()
+    return tiny_models.decode_positions(model, generate)[0]
 
 
 def _config(values):

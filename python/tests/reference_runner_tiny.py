@@ -6,7 +6,8 @@ stdin: pickle {"families": {family: {"ids": FAMILY_CONFIG row, "preset": name, "
 dict, "prompts": [reference_prompts prompts]}}, "max_new_tokens": N}.
 stdout: pickle {"version", "families", "results": {family: [per prompt {variant: {"tokens":
 [B, N] generated ids, "logits_diff": max |logits - own logits| over the N steps, "mrope_calls":
-how many times mrope computed positions}}]}, "enable": {family: what enable() replaced},
+how many times mrope computed positions; "own" also "decode": the positions [3, B, N - 1] its
+text rotary received at the decode steps}}]}, "enable": {family: what enable() replaced},
 "warnings": [enable()'s warnings], "not_restored": [families whose class disable() left
 patched]}.
 
@@ -74,7 +75,8 @@ def run_family(family, request, steps, report):
     results, swapped = [], False
     for index, prompt in enumerate(request["prompts"]):
         kwargs = tiny_models.inputs(family, prompt, seed=index)
-        tokens, logits = _generate(model, kwargs, steps)
+        decode, (tokens, logits) = tiny_models.decode_positions(
+            model, lambda: _generate(model, kwargs, steps))
         variants = {}
 
         def record(name, counters):
@@ -83,7 +85,8 @@ def run_family(family, request, steps, report):
                               "logits_diff": float((their_logits - logits).abs().max()),
                               "mrope_calls": sum(c.calls for c in counters)}
 
-        variants["own"] = {"tokens": tokens.numpy(), "logits_diff": 0.0, "mrope_calls": 0}
+        variants["own"] = {"tokens": tokens.numpy(), "logits_diff": 0.0, "mrope_calls": 0,
+                           "decode": decode}
         counting = _Counting(ours)
         mrope_hf.use(inner, counting)
         record("mrope", [counting])

@@ -128,6 +128,20 @@ def test_generate_with_mrope_positions(reference, family, kind):
         assert variants["mrope"]["mrope_calls"] > 0, f"{where}: mrope was not called"
 
 
+def test_decode_positions_are_the_models(reference, family, kind):
+    """The positions the model's own generate() gives its text rotary at each decode step (in
+    4.57.6 forward() computes them from the cached deltas) equal mrope's decode positions."""
+    prompt, variants = _result(reference, family, kind)
+    version = REFERENCES[reference][0]
+    theirs = variants["own"]["decode"]
+    ours = test_reference_transformers.mrope_outputs(
+        family, test_reference_transformers.convention(version), prompt)["decode"]
+    ours = ours[..., :MAX_NEW_TOKENS - 1]
+    assert theirs.shape == ours.shape and np.array_equal(theirs, ours), (
+        f"{reference} {family}, prompt {prompt['layout']}: decode {theirs.tolist()}, mrope "
+        f"{ours.tolist()}")
+
+
 def test_generate_with_enable(reference, family, kind):
     prompt, variants = _result(reference, family, kind)
     from mrope.integrations import transformers as mrope_hf

@@ -109,6 +109,28 @@ def build(family, ids, seed=0):
     return model
 
 
+def text_rotary(model):
+    """The text model's rotary embedding: the shallowest `rotary_emb` outside the vision and
+    audio towers (4.57's attention layers hold unused copies deeper down)."""
+    return min(((name, module) for name, module in model.named_modules()
+                if name.endswith("rotary_emb") and "visual" not in name and "audio" not in name),
+               key=lambda item: item[0].count("."))[1]
+
+
+def decode_positions(model, generate):
+    """The positions [3, B, steps] the text rotary receives at each decode step of
+    `generate()` (a call that runs model.generate once), and generate's result."""
+    seen = []
+    hook = text_rotary(model).register_forward_hook(  # rotary_emb(x, position_ids)
+        lambda module, args, kwargs, output: seen.append(
+            args[1] if len(args) > 1 else kwargs["position_ids"]), with_kwargs=True)
+    try:
+        result = generate()
+    finally:
+        hook.remove()
+    return torch.cat([positions[..., -1:] for positions in seen[1:]], dim=-1).numpy(), result
+
+
 def inputs(family, prompt, seed=0):
     """forward()'s keyword arguments for `prompt` (reference_prompts.random_prompt): token ids,
     mask, grids, seconds per grid, mm_token_type_ids where forward() takes them (5.x), and
