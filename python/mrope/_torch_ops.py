@@ -1,12 +1,12 @@
 """mrope.cuda's ops as torch custom ops (torch.library, torch >= 2.4): declared mutations
 and fake implementations, so torch.compile and CUDA-graph capture trace them. Imported by
-mrope.cuda when torch is installed; the launch itself is mrope.cuda's, on torch's current
+mrope.cuda when torch is installed; the launch itself is mrope._launch's, on torch's current
 stream."""
 from typing import Optional
 
 import torch
 
-from mrope import cuda as _cuda
+from mrope import _launch
 
 if not hasattr(torch.library, "custom_op"):
     raise ImportError("torch.library.custom_op needs torch >= 2.4")
@@ -26,7 +26,7 @@ def _stream(tensor):
 def _apply_mrope(q: Tensor, k: Tensor, positions: Tensor, model_key: str, seq_len: int,
                  sincos_math: str, cos_sin_cache: Optional[Tensor], error_flag: Tensor,
                  inverse: bool = False) -> None:
-    _cuda._launch_mrope(q, k, positions, _cuda._source_of_key(model_key), seq_len,
+    _launch.launch_mrope(q, k, positions, _launch.source_of_key(model_key), seq_len,
                         sincos_math, cos_sin_cache, error_flag, _stream(q), inverse)
 
 
@@ -47,7 +47,7 @@ def _fused_mrope(q: Tensor, k: Tensor, v: Tensor, positions: Tensor, model_key: 
                  k_cache: Optional[Tensor], v_cache: Optional[Tensor],
                  k_scale: Optional[Tensor], v_scale: Optional[Tensor], norm: str, eps: float,
                  cache_layout: str, inverse: bool = False) -> None:
-    _cuda._launch_fused(q, k, v, positions, _cuda._source_of_key(model_key), seq_len,
+    _launch.launch_fused(q, k, v, positions, _launch.source_of_key(model_key), seq_len,
                         sincos_math, cos_sin_cache, error_flag, _stream(q), q_out, q_scale,
                         k_out, q_norm_weight, k_norm_weight, norm, eps, slot_mapping, k_cache,
                         v_cache, cache_layout, k_scale, v_scale, inverse)

@@ -69,8 +69,8 @@ def rotary_model(head_size, rotary_dim, base, is_neox_style, mrope_section, inte
                  "mrope_section": [int(s) for s in mrope_section]}
     try:
         model = _model(preset, json.dumps(overrides, sort_keys=True))
-        import mrope.cuda
-        _, info = mrope.cuda._rotary(model._source, 1, SINCOS_MATH)
+        from mrope import _launch  # pylint: disable=import-outside-toplevel
+        _, info = _launch.rotary_of(model._source, 1, SINCOS_MATH)
     except (ValueError, ImportError, OSError) as e:
         return None, str(e)
     if (info.head_dim, info.rotary_dim) != (head_size, rotary_dim):
