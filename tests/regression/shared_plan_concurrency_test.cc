@@ -23,16 +23,21 @@ constexpr int kThreads = 8;
 constexpr int64_t kWindow = 37;
 
 // Three sequences with every block kind the family has (video t a multiple of the temporal
-// merge).
+// merge; images in the videos' place where the convention takes images only).
 std::vector<std::vector<Span>> Sequences(const ModelConfig& config) {
-  const bool omni = PolicyFor(config).has_audio;
-  const bool frames = PolicyFor(config).video_frames_as_blocks;
+  const PositionPolicy policy = PolicyFor(config);
+  const bool omni = policy.has_audio;
+  const bool frames = policy.video_frames_as_blocks;
   const int64_t merge = config.temporal_merge_size;
+  const auto video = [&](int64_t t, int64_t h, int64_t w, float seconds) {
+    return policy.images_only ? Span::Image({1, h, w})
+                              : Span::Video({frames ? 1 : t * merge, h, w}, seconds);
+  };
   std::vector<std::vector<Span>> sequences = {
-      {Span::Text(11), Span::Image({1, 8, 12}), Span::Text(5),
-       Span::Video({frames ? 1 : 4 * merge, 6, 4}, 0.5f), Span::Text(3)},
+      {Span::Text(11), Span::Image({1, 8, 12}), Span::Text(5), video(4, 6, 4, 0.5f),
+       Span::Text(3)},
       {Span::Image({1, 4, 4}), Span::Text(40)},
-      {Span::Text(2), Span::Video({frames ? 1 : 3 * merge, 2, 8}, 2.0f), Span::Text(7)},
+      {Span::Text(2), video(3, 2, 8, 2.0f), Span::Text(7)},
   };
   if (omni) {
     sequences[1].push_back(Span::Audio(25));
