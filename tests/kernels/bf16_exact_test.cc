@@ -23,24 +23,21 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/gpu_util.h"
 #include "kernels/mrope_kernel.h"
-#include "mrope/common/json.h"
 #include "mrope/model/model_family.h"
 #include "mrope/rotary/apply.h"
 #include "mrope/rotary/half_float.h"
 #include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
-#include "mrope/service/model_spec.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/testing/preset_rope.h"
 
 namespace mrope {
 namespace {
 
-using ::google::protobuf::Value;
 using gpu_util::DeviceBuffer;
 
 constexpr int64_t kTokens = 48;
@@ -63,21 +60,6 @@ std::vector<std::pair<std::string, std::string>> ScalingsFor(int pairs) {
       {"llama3", R"({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                      "high_freq_factor": 4.0, "original_max_position_embeddings": 64})"},
   };
-}
-
-// The row's preset rotary (its rotating layer types' for Cohere Compass) under `scaling`.
-RopeParameters RopeOf(const ModelFamilyInfo& row, const std::string& scaling) {
-  Value object = PresetRopeObject(row.preset);
-  auto& fields = *object.mutable_struct_value()->mutable_fields();
-  fields["max_position_embeddings"].set_number_value(256);
-  if (!scaling.empty()) {
-    fields["rope_scaling"] = ParseJson(scaling).value();
-    // LongRoPE's original length sits at the top level (mrope/rotary/rope_config.h).
-    if (absl::StrContains(scaling, "longrope")) {
-      fields["original_max_position_embeddings"].set_number_value(64);
-    }
-  }
-  return RopeFromConfigObject(row.preset, object, "").value();
 }
 
 double Bf16ToDouble(uint16_t bits) {
@@ -202,7 +184,7 @@ TEST(Bf16ExactTest, EveryFamilyAndRopeTypeWithinOneAndAHalfUlp) {
       }
       const int64_t seq_len = *std::max_element(positions.begin(), positions.end()) + 1;
       const RotarySpec spec =
-          BuildRotarySpec(RopeOf(row, scaling), row.rope.layout, seq_len).value();
+          BuildRotarySpec(PresetRopeUnder(row.preset, scaling), row.rope.layout, seq_len).value();
       const std::vector<uint16_t> q = RandomBf16(kTokens * kHeads * spec.head_dim, rng);
       const std::vector<uint16_t> k = RandomBf16(kTokens * spec.head_dim, rng);
       std::vector<uint16_t> cpu_q = q, cpu_k = k;
