@@ -25,6 +25,8 @@ import transformers
 torch.set_num_threads(1)  # tiny models: threads cost more than they give on a shared CI machine
 from transformers.generation.utils import GenerationMixin
 
+import stand_in
+
 MODEL_CLASSES = {
     "qwen2_vl": "qwen2_vl.modeling_qwen2_vl.Qwen2VLModel",
     "qwen2_5_vl": "qwen2_5_vl.modeling_qwen2_5_vl.Qwen2_5_VLModel",
@@ -45,22 +47,6 @@ MODEL_CLASSES = {
 }
 # A class's name in earlier releases (reference_releases.py): ERNIE's in 5.0 to 5.2.
 FORMER_NAMES = {"ernie4_5_vl_moe": ("Ernie4_5_VL_MoeModel",)}
-
-
-class _Self:
-    """`self` for an unbound call: the class's methods bound to it, a config namespace."""
-
-    def __init__(self, cls, config):
-        # The Omni thinker reads its merge size from itself (__init__ copies it there).
-        self.__dict__.update(_cls=cls, config=config, rope_deltas=None,
-                             spatial_merge_size=config.vision_config.spatial_merge_size)
-
-    def __getattr__(self, name):
-        cls = self.__dict__["_cls"]
-        if isinstance(inspect.getattr_static(cls, name), (staticmethod, classmethod)):
-            return getattr(cls, name)
-        value = getattr(cls, name)
-        return value.__get__(self) if hasattr(value, "__get__") else value
 
 
 # The thinkers whose generate() is run: their config class, the text config's size (1 layer,
@@ -180,7 +166,10 @@ def model_class(family):
 
 def run(family, config, prompts, decode_steps, generate_prompts):
     cls = model_class(family)
-    this = _Self(cls, _config(config))
+    # The Omni thinker reads its merge size from itself (__init__ copies it there).
+    vision = _config(config).vision_config
+    this = stand_in.Self(cls, _config(config), rope_deltas=None,
+                         spatial_merge_size=vision.spatial_merge_size)
     thinker = _thinker(family, config) if family in THINKERS else None
     accepted = inspect.signature(cls.get_rope_index).parameters
     v5_generate = "mm_token_type_ids" in accepted  # decode: each axis from its own last value

@@ -24,6 +24,8 @@ import vllm
 from vllm.model_executor.layers.rotary_embedding.mrope import MRotaryEmbedding
 from vllm.multimodal.inputs import PlaceholderRange
 
+import stand_in
+
 DECODE_STEPS = 4
 
 MODEL_CLASSES = {
@@ -42,18 +44,6 @@ MODEL_CLASSES = {
 # Classes whose video item holds its frames' grids as rows ([t, 3] of [1, h, w], vLLM's
 # flat_from_sizes field); [[t, h, w]] is split into the same rows.
 GRID_ROWS = ("keye_vl1_5",)
-
-
-class _Self:
-    def __init__(self, cls, config):
-        self.__dict__.update(_cls=cls, config=config)
-
-    def __getattr__(self, name):
-        cls = self.__dict__["_cls"]
-        if isinstance(inspect.getattr_static(cls, name), (staticmethod, classmethod)):
-            return getattr(cls, name)
-        value = getattr(cls, name)
-        return value.__get__(self) if hasattr(value, "__get__") else value
 
 
 def _config(values):
@@ -78,7 +68,7 @@ def _feature(tokens, media_ids, grid_rows, modality, offset, length, grid, secon
 def run(family, config, requests):
     module, _, name = MODEL_CLASSES[family].rpartition(".")
     cls = getattr(importlib.import_module("vllm.model_executor.models." + module), name)
-    this = _Self(cls, _config(config))
+    this = stand_in.Self(cls, _config(config))
     media_ids = [config[k] for k in ("image_token_id", "video_token_id") if k in config]
     results = []
     for tokens, features in requests:
@@ -93,12 +83,18 @@ def run(family, config, requests):
         decode = MRotaryEmbedding.get_next_input_positions(delta, n, n + DECODE_STEPS)
         results.append({"positions": positions.numpy(), "delta": delta,
                         "decode": np.array(decode, dtype=np.int64)})
-    source = inspect.getsourcefile(cls.get_mrope_input_positions)
-    line = inspect.getsourcelines(cls.get_mrope_input_positions)[1]
-    return results, f"{source.split('targets/')[-1]}:{line}"
+    return results, source_line(cls.get_mrope_input_positions)
 
 
-def main():
+def source_line(function):
+    """'path:line' of `function` in the installed vLLM (the reference a result comes from)."""
+    source = inspect.getsourcefile(function)
+    return f"{source.split('targets/')[-1]}:{inspect.getsourcelines(function)[1]}"
+
+
+def serve(run):
+    """The runners' protocol: a request on stdin, `run(family, config, requests)` ->
+    (results, source line) per family, the response on stdout."""
     request = pickle.load(sys.stdin.buffer)
     response = {"version": vllm.__version__, "results": {}, "sources": {}}
     for family, (config, requests) in request["families"].items():
@@ -107,4 +103,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    serve(run)

@@ -28,21 +28,18 @@ stdout: pickle {"version", "results": {family: [{"masks": [...], "runs": [per sc
 positions)]}]}, "sources": {family: "file:line" of recompute_mrope_positions}}.
 """
 import importlib
-import inspect
-import pickle
-import sys
 import types
 
 import numpy as np
 import torch
-import vllm
 from vllm.multimodal.inputs import PlaceholderRange
 from vllm.multimodal.video_prune import evs
 from vllm.utils import torch_utils
 from vllm.v1.worker.gpu.mm import encoder_runner
 from vllm.v1.worker.gpu.model_states.mm_pruning import MultiModalPruner
 
-from reference_runner_vllm import _Self, _config
+import stand_in
+from reference_runner_vllm import _config, serve, source_line
 
 # No GPU here: pinned host buffers need its driver, and pinning changes no value.
 torch_utils.PIN_MEMORY = encoder_runner.PIN_MEMORY = False
@@ -57,7 +54,7 @@ REQUEST = "request"
 
 
 def _stand_in(cls, **attributes):
-    this = _Self(cls, attributes.pop("config", None))
+    this = stand_in.Self(cls, attributes.pop("config", None))
     this.__dict__.update(attributes)
     return this
 
@@ -188,18 +185,8 @@ def run(family, config, requests):
             "encoder rows differ from the placeholders", rows, request["features"])
         results.append({"masks": masks, "runs": [
             _drive(cls, model, request, features, outputs, s) for s in request["schedules"]]})
-    source = inspect.getsourcefile(evs.recompute_mrope_positions)
-    line = inspect.getsourcelines(evs.recompute_mrope_positions)[1]
-    return results, f"{source.split('targets/')[-1]}:{line}"
-
-
-def main():
-    request = pickle.load(sys.stdin.buffer)
-    response = {"version": vllm.__version__, "results": {}, "sources": {}}
-    for family, (config, requests) in request["families"].items():
-        response["results"][family], response["sources"][family] = run(family, config, requests)
-    pickle.dump(response, sys.stdout.buffer)
+    return results, source_line(evs.recompute_mrope_positions)
 
 
 if __name__ == "__main__":
-    main()
+    serve(run)
