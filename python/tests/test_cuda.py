@@ -11,6 +11,7 @@ import pytest
 import mrope
 import mrope.cuda as mc
 from mrope import _capi
+from mrope import _launch
 
 pytestmark = pytest.mark.skipif(not _capi.kernels_on_host(),
                                 reason="needs the host-harness package (pytest_cuda_host)")
@@ -300,7 +301,7 @@ def test_fused_norm_defaults_to_the_family_form(preset, form):
     """Without norm=, fused_mrope_ normalises q and k as the family's attention does (its row's
     q/k norm): Qwen3.5's and Qwen4-Exp's (1 + w), Qwen3-VL's w."""
     model = mrope.Model.from_config(preset)
-    head_dim = mc._rotary(mc._source(model), 1, "double")[1].head_dim
+    head_dim = _launch.rotary_of(_launch.model_source(model), 1, "double")[1].head_dim
     rng = np.random.default_rng(36)
     qkv = rng.standard_normal((TOKENS, 4 * head_dim)).astype(np.float32)
     weight = rng.uniform(-0.5, 0.5, head_dim).astype(np.float32)
