@@ -43,6 +43,7 @@ enum class ModelFamily {
   kQwen4Exp,
   kCosmos3Omni,
   kCosmos3Edge,
+  kHunyuanVl,
 };
 
 // A `model_type` of HF config.json and the object holding the family's ids and time scales.
@@ -62,7 +63,7 @@ enum class SectionSource {
 
 // Rotary values of the published checkpoint (what the preset's cos/sin use).
 struct RopePreset {
-  int32_t head_dim = 0;
+  int32_t head_dim = 0;  // 0: mrope has no rotary for the family (positions only)
   double theta = 0;
   std::array<int32_t, 3> mrope_section = {0, 0, 0};
   // How the sections map pairs to axes (with SectionSource::kRotaryCode also for config.json).
@@ -78,12 +79,13 @@ struct RopePreset {
   CosSinLayout cos_layout_v5 = CosSinLayout::kCat;
 };
 
-// The RMSNorm the text attention applies to q and k before the rotary (what a fused
-// norm + rotary kernel must compute).
+// The RMSNorm the text attention applies to q and k, before the rotary unless said (what a
+// fused norm + rotary kernel must compute).
 enum class QkNorm {
   kNone,           // no q/k norm
   kWeight,         // Qwen3: w * x / rms(x)
   kOnePlusWeight,  // Qwen3.5: (1 + w) * x / rms(x)
+  kWeightAfterRotary,  // HunYuan-VL: w * x / rms(x) of the rotated q and k
 };
 
 // How the family's processor writes media into the prompt (what the token scan expects;
@@ -95,6 +97,7 @@ enum class ProcessorLayout {
   kGlmVideoBrackets,
   kTypedRuns,
   kImageGenerationTargets,
+  kImageGridRows,
 };
 absl::string_view ProcessorLayoutText(ProcessorLayout layout);
 

@@ -80,6 +80,34 @@ absl::Status PrefixError(const absl::Status& status, absl::string_view prefix) {
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
 }
 
+// The number of position axes: the length of the rope's sections, wherever the checkpoint
+// keeps them (HunyuanOCR: top-level rope_scaling.xdrope_section; transformers 5.x:
+// text_config.rope_parameters.mrope_section).
+absl::StatusOr<int32_t> ReadNumAxes(const HfLayout& layout) {
+  const Value* text = FindField(*layout.root, "text_config");
+  for (const Value* object : {text, layout.root}) {
+    if (object == nullptr) continue;
+    for (absl::string_view rope_key : {"rope_parameters", "rope_scaling"}) {
+      const Value* rope = FindField(*object, rope_key);
+      if (rope == nullptr) continue;
+      for (absl::string_view sections_key : {"mrope_section", "xdrope_section"}) {
+        const Value* sections = FindField(*rope, sections_key);
+        if (sections == nullptr) continue;
+        if (sections->kind_case() != Value::kListValue) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              layout.root_path, object == text ? "text_config." : "", rope_key, ".",
+              sections_key, ": expected a list"));
+        }
+        return sections->list_value().values_size();
+      }
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "missing required field '", layout.root_path,
+      "rope_scaling.xdrope_section' (or [text_config.]rope_parameters.mrope_section) for ",
+      layout.family->name, ": its length is the number of position axes"));
+}
+
 absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
   const ModelFamilyInfo& family = *layout.family;
   ModelConfig config;
@@ -129,6 +157,9 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
                            ReadDouble(*vision, vision_path, "tokens_per_second", std::nullopt,
                                       family.name));
   }
+  if (policy.scheme == PositionScheme::kSequentialGrid) {
+    MROPE_ASSIGN_OR_RETURN(config.num_axes, ReadNumAxes(layout));
+  }
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   return config;
 }
@@ -169,6 +200,7 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
           ? VideoTimeRounding::kTruncateIntervalFirst
           : VideoTimeRounding::kScaleThenTruncate;
   if (p.has_temporal_merge_size()) config.temporal_merge_size = p.temporal_merge_size();
+  if (p.has_num_axes()) config.num_axes = p.num_axes();
   switch (p.convention()) {
     case v1::PositionParams::VLLM:
       config.convention = Convention::kVllm;
@@ -214,6 +246,7 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
   ModelSpec spec;
   spec.name = std::string(name);
   MROPE_ASSIGN_OR_RETURN(spec.positions, PresetConfig(name));
+  if (FamilyOf(spec.positions).rope.head_dim == 0) return spec;  // positions only
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions,
                                                          PresetRopeObject(spec.positions), ""));
   return spec;
@@ -261,6 +294,7 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
   ModelSpec spec;
   spec.name = config.struct_value().fields().at("model_type").string_value();
   MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromHfConfig(layout));
+  if (layout.family->rope.head_dim == 0) return spec;  // positions only
   const Value* text = FindField(*layout.root, "text_config");
   const std::string text_path =
       text != nullptr ? absl::StrCat(layout.root_path, "text_config") : layout.root_path;

@@ -224,6 +224,14 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   }
   PositionResult<Out> result;
   const int64_t b = plan.batch_size;
+  if (plan.sequential_grid != nullptr &&
+      (options.context_parallel.has_value() || options.window.has_value() ||
+       options.layout == OutputLayout::kPacked)) {
+    return absl::UnimplementedError(absl::StrCat(
+        spec_.name, ": ", spec_.positions.rules->name,
+        "'s positions are given whole and padded; windows, the packed layout and context "
+        "parallelism are not implemented for them"));
+  }
   if (plan.evs != nullptr) {
     if (options.context_parallel.has_value()) {
       return absl::InvalidArgumentError(
@@ -250,7 +258,7 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
     MROPE_RETURN_IF_ERROR(FillBatch(
         plan, result.position_ids,
         options.rope_index_padding ? Padding::kGetRopeIndex : Padding::kPrefill));
-    result.shape = {3, b, plan.seq_len};
+    result.shape = {plan.num_axes, b, plan.seq_len};
   }
   result.mrope_position_deltas = PerRowDeltas<Out>(plan, &RowLayout::delta);
   result.rope_deltas = PerRowDeltas<Out>(plan, &RowLayout::decode_delta);
