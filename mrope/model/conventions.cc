@@ -81,6 +81,7 @@ std::vector<ConventionRelease> BuildReleases() {
       {F::kCosmos3Omni, C::kVllm, "0.33.0", "0.33.0", kLive},
       {F::kCosmos3Edge, C::kHfV5, "5.23.0", "5.23.0", kLive},
       {F::kCosmos3Edge, C::kVllm, "0.33.0", "0.33.0", kLive},
+      {F::kHunyuanVl, C::kHfV5, "5.23.0", "5.23.0", kLive},
   };
 }
 

@@ -264,11 +264,14 @@ class Plan {
   py::array DecodePositions(int64_t steps) const {
     if (steps < 1) throw py::value_error(absl::StrCat("steps must be >= 1, got ", steps));
     OutputOptions options;
-    options.window = TokenWindow{0, 1};  // the smallest prompt output; only decode is kept
+    // The smallest prompt output; only decode is kept. (Sequential-grid plans, given whole,
+    // take no window.)
+    if (plan_.sequential_grid == nullptr) options.window = TokenWindow{0, 1};
     options.decode_steps = steps;
     return WithPositionType(plan_.float_positions, [&](auto zero) {
       auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
-      return MoveToNumpy(std::move(result.decode_position_ids), {3, plan_.batch_size, steps});
+      return MoveToNumpy(std::move(result.decode_position_ids),
+                         {plan_.num_axes, plan_.batch_size, steps});
     });
   }
 

@@ -397,7 +397,7 @@ TEST(CliTest, UsageErrors) {
                         "qwen2_vl_vllm, qwen2_5_vl, qwen2_5_vl_hf, "));
   run = RunMrope("positions --request=x");
   EXPECT_THAT(run.err, HasSubstr("--config is required: a preset (qwen2_vl, "));
-  EXPECT_THAT(run.err, HasSubstr("cosmos3_edge, cosmos3_edge_vllm) or a model's config.json"));
+  EXPECT_THAT(run.err, HasSubstr("cosmos3_edge, cosmos3_edge_vllm, hunyuan_vl) or a model's config.json"));
 }
 
 }  // namespace

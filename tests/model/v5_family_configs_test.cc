@@ -34,7 +34,12 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   EXPECT_EQ(got.spatial_merge_size, want.spatial_merge_size);
   EXPECT_EQ(got.temporal_merge_size, want.temporal_merge_size);
   EXPECT_EQ(got.convention, want.convention);
-  ASSERT_TRUE(spec.rope.has_value() && preset.rope.has_value());
+  EXPECT_EQ(got.num_axes, want.num_axes);
+  if (!preset.rope.has_value()) {  // positions only (HunYuan-VL)
+    EXPECT_FALSE(spec.rope.has_value());
+    return;
+  }
+  ASSERT_TRUE(spec.rope.has_value());
   EXPECT_EQ(spec.rope->head_dim, preset.rope->head_dim);
   EXPECT_EQ(spec.rope->scaling.rotary_dim, preset.rope->scaling.rotary_dim);
   EXPECT_EQ(spec.rope->scaling.theta, preset.rope->scaling.theta);
@@ -55,7 +60,37 @@ TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
   }
   EXPECT_THAT(loaded, ElementsAre("qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr", "paddleocr_vl",
                                   "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
-                                  "cosmos3_edge"));
+                                  "cosmos3_edge", "hunyuan_vl"));
+}
+
+// HunYuan-VL's axes are its sections' count: HunyuanOCR's flat config.json keeps them in
+// rope_scaling.xdrope_section, transformers 5.x's nested one in text_config.rope_parameters.
+TEST(V5FamilyConfigsTest, HunyuanAxesFromSections) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "hunyuan_vl.json")).value();
+  auto& fields = *doc.mutable_struct_value()->mutable_fields();
+  EXPECT_EQ(ModelSpecFromHfConfig(doc).value().positions.num_axes, 4);
+  google::protobuf::Value rope = fields["rope_scaling"];
+  fields.erase("rope_scaling");
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("missing required field 'rope_scaling.xdrope_section' (or "
+                        "[text_config.]rope_parameters.mrope_section) for hunyuan_vl"));
+  auto& sections = *(*rope.mutable_struct_value()->mutable_fields())["xdrope_section"]
+                        .mutable_list_value();
+  sections.add_values()->set_number_value(8);
+  google::protobuf::Value text;
+  auto& rope_parameters = (*text.mutable_struct_value()->mutable_fields())["rope_parameters"];
+  (*rope_parameters.mutable_struct_value()->mutable_fields())["mrope_section"] =
+      rope.struct_value().fields().at("xdrope_section");
+  fields["text_config"] = text;
+  EXPECT_EQ(ModelSpecFromHfConfig(doc).value().positions.num_axes, 5);
+  sections.Clear();
+  for (int i = 0; i < 9; ++i) sections.add_values()->set_number_value(4);
+  (*rope_parameters.mutable_struct_value()->mutable_fields())["mrope_section"] =
+      rope.struct_value().fields().at("xdrope_section");
+  fields["text_config"] = text;
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("num_axes (the length of mrope_section) must be in [3, 8] for "
+                        "hunyuan_vl, got 9"));
 }
 
 // Where the class has no mrope_section the rotary code's default applies, and Qwen3.5
