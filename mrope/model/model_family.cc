@@ -379,7 +379,8 @@ std::vector<ModelFamilyInfo> BuildTable() {
   // xdrope_section [16, 16, 16, 16]), HunYuanVLModel.get_rope_index of transformers 5.23.0 (its
   // first release: hf_v5); vLLM 0.33.0 has no HunYuan-VL. Its image runs are found from
   // mm_token_type_ids (the begin and end ids are the processor's, read by no position rule).
-  // mrope has no rotary for it yet: XD-RoPE's cos/sin pair dims of different axes (head_dim 0).
+  // Its rotary module gives each element of a pair the axis of its section block (kXd), reads
+  // alpha (NTK) and applies the q/k norm after the rotation.
   {
     ModelFamilyInfo r = Row(ModelFamily::kHunyuanVl, "hunyuan_vl",
                             "HunYuanVLConfig defaults, xdrope_section [16, 16, 16, 16] "
@@ -391,7 +392,9 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.rules.conventions = {Convention::kHfV5};
     r.preset.convention = Convention::kHfV5;
     r.preset.num_axes = 4;
-    r.rope = {0, 1e4, {0, 0, 0}, MropeLayout::kBlocked, 1.0};
+    r.rope = {128, 1e4, {16, 16, 16, 16}, MropeLayout::kXd, 1.0};
+    r.rope.sections = SectionSource::kRotaryCode;
+    r.rope.ntk_alpha = true;
     r.qk_norm = QkNorm::kWeightAfterRotary;
     r.processor = ProcessorLayout::kImageGridRows;
     r.rope_index.hf = r.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw",

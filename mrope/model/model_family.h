@@ -63,9 +63,9 @@ enum class SectionSource {
 
 // Rotary values of the published checkpoint (what the preset's cos/sin use).
 struct RopePreset {
-  int32_t head_dim = 0;  // 0: mrope has no rotary for the family (positions only)
+  int32_t head_dim = 0;
   double theta = 0;
-  std::array<int32_t, 3> mrope_section = {0, 0, 0};
+  std::vector<int32_t> mrope_section;  // one entry per axis
   // How the sections map pairs to axes (with SectionSource::kRotaryCode also for config.json).
   MropeLayout mrope_layout = MropeLayout::kBlocked;
   double partial_rotary_factor = 1.0;  // rotary_dim = int(head_dim * factor)
@@ -77,6 +77,9 @@ struct RopePreset {
   // (from 5.17 on it follows the pairing: HfCosSinLayout).
   CosSinLayout cos_layout_v4 = CosSinLayout::kCat;
   CosSinLayout cos_layout_v5 = CosSinLayout::kCat;
+  // The rotary module reads rope_scaling's `alpha` and `xdrope_section` (HunYuan-VL): a dynamic
+  // (or "xdrope") rope with alpha is static NTK, base theta * alpha^(head_dim / (head_dim - 2)).
+  bool ntk_alpha = false;
 };
 
 // The RMSNorm the text attention applies to q and k, before the rotary unless said (what a

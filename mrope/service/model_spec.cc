@@ -1,5 +1,6 @@
 #include "mrope/service/model_spec.h"
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/model/model_family.h"
@@ -24,6 +26,7 @@ namespace mrope {
 namespace {
 
 using ::google::protobuf::Value;
+using ::google::protobuf::util::MessageDifferencer;
 
 // Where a config.json keeps what mrope reads.
 struct HfLayout {
@@ -78,6 +81,49 @@ absl::StatusOr<double> ReadDouble(const Value& object, absl::string_view path_pr
 absl::Status PrefixError(const absl::Status& status, absl::string_view prefix) {
   if (status.ok() || prefix.empty()) return status;
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+}
+
+// HunYuan-VL's rope keys as its configuration class normalizes them, in the rope_parameters or
+// rope_scaling object: xdrope_section is mrope_section, rope type "xdrope" is "dynamic", and a
+// dynamic rope with a nonzero alpha is NTK by alpha: rewritten as the default type (its alpha
+// returned, for the caller to scale rope_theta by).
+absl::StatusOr<std::optional<double>> NormalizeXdRope(Value& object) {
+  if (object.kind_case() != Value::kStructValue) return std::nullopt;
+  std::optional<double> alpha;
+  for (const char* name : {"rope_parameters", "rope_scaling"}) {
+    auto& fields = *object.mutable_struct_value()->mutable_fields();
+    const auto found = fields.find(name);
+    if (found == fields.end() || found->second.kind_case() != Value::kStructValue) continue;
+    auto& rope = *found->second.mutable_struct_value()->mutable_fields();
+    if (const auto xd = rope.find("xdrope_section"); xd != rope.end()) {
+      const auto mrope = rope.find("mrope_section");
+      if (mrope != rope.end() && !MessageDifferencer::Equals(mrope->second, xd->second)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, ": mrope_section and xdrope_section are both given and differ"));
+      }
+      rope["mrope_section"] = xd->second;
+      rope.erase("xdrope_section");
+    }
+    for (const char* type_key : {"rope_type", "type"}) {
+      const auto type = rope.find(type_key);
+      if (type == rope.end()) continue;
+      if (type->second.string_value() == "xdrope") type->second.set_string_value("dynamic");
+      const auto given = rope.find("alpha");
+      if (type->second.string_value() != "dynamic" || given == rope.end()) continue;
+      MROPE_ASSIGN_OR_RETURN(const double value,
+                             AsDouble(given->second, absl::StrCat(name, ".alpha")));
+      if (value == 0) continue;  // HF: a falsy alpha keeps the dynamic type
+      if (!(value > 0) || !std::isfinite(value)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ".alpha must be finite and > 0, got ", value));
+      }
+      alpha = value;
+      type->second.set_string_value("default");
+      rope.erase("alpha");
+      rope.erase("factor");
+    }
+  }
+  return alpha;
 }
 
 // The number of position axes: the length of the rope's sections, wherever the checkpoint
@@ -224,7 +270,8 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
   return config;
 }
 
-absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope) {
+absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope,
+                                             std::optional<MropeLayout> layout) {
   // The proto's fields are HF's keys, so its JSON is a flattened HF rope config: one parser,
   // one set of defaults and checks.
   google::protobuf::util::JsonPrintOptions options;
@@ -235,7 +282,7 @@ absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope) {
     return absl::InternalError(absl::StrCat("rope: ", std::string(printed.message())));
   }
   MROPE_ASSIGN_OR_RETURN(const Value value, ParseJson(json));
-  auto params = ParseRopeParameters(value);
+  auto params = ParseRopeParameters(value, layout);
   if (!params.ok()) return PrefixError(params.status(), "rope");
   return params;
 }
@@ -246,7 +293,6 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
   ModelSpec spec;
   spec.name = std::string(name);
   MROPE_ASSIGN_OR_RETURN(spec.positions, PresetConfig(name));
-  if (FamilyOf(spec.positions).rope.head_dim == 0) return spec;  // positions only
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions,
                                                          PresetRopeObject(spec.positions), ""));
   return spec;
@@ -268,10 +314,30 @@ Value PresetRopeObject(const ModelConfig& positions) {
 absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions,
                                                     const Value& object,
                                                     absl::string_view path) {
-  auto rope = ParseRopeParameters(object);
-  if (!rope.ok()) return PrefixError(rope.status(), path);
   const ModelFamilyInfo& family = FamilyOf(positions);
   const RopePreset& preset = family.rope;
+  Value normalized = object;
+  std::optional<double> alpha;
+  if (preset.ntk_alpha) {
+    absl::StatusOr<std::optional<double>> taken = NormalizeXdRope(normalized);
+    if (!taken.ok()) return PrefixError(taken.status(), path);
+    alpha = *taken;
+  }
+  auto rope = ParseRopeParameters(
+      normalized, preset.sections == SectionSource::kRotaryCode
+                      ? std::optional<MropeLayout>(preset.mrope_layout)
+                      : std::nullopt);
+  if (!rope.ok()) return PrefixError(rope.status(), path);
+  if (alpha.has_value()) {
+    // HunYuanVLRotaryEmbedding.compute_ntk_alpha_rope_parameters, in Python floats.
+    const double d = rope->head_dim;
+    rope->scaling.theta *= std::pow(*alpha, d / (d - 2));
+    if (!std::isfinite(rope->scaling.theta) || rope->scaling.theta > kMaxRopeBase) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, path.empty() ? "" : ".", "alpha: rope_theta * alpha^(head_dim / (head_dim - 2)) "
+          "must be at most ", kMaxRopeBase, ", got ", rope->scaling.theta));
+    }
+  }
   if (preset.sections == SectionSource::kConfigRequired && rope->mrope_section.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "missing required field '", path, path.empty() ? "" : ".",
@@ -294,7 +360,6 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
   ModelSpec spec;
   spec.name = config.struct_value().fields().at("model_type").string_value();
   MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromHfConfig(layout));
-  if (layout.family->rope.head_dim == 0) return spec;  // positions only
   const Value* text = FindField(*layout.root, "text_config");
   const std::string text_path =
       text != nullptr ? absl::StrCat(layout.root_path, "text_config") : layout.root_path;
@@ -346,12 +411,13 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const v1::ModelParams& params) {
   spec.name = params.name();
   MROPE_ASSIGN_OR_RETURN(spec.positions, PositionsFromProto(params.positions()));
   if (params.has_rope()) {
-    MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromProto(params.rope()));
     // As for config.json: the rotary code of a transformers 5.x family decides the layout.
     const RopePreset& preset = FamilyOf(spec.positions).rope;
-    if (preset.sections == SectionSource::kRotaryCode && !spec.rope->mrope_section.empty()) {
-      spec.rope->mrope_layout = preset.mrope_layout;
-    }
+    MROPE_ASSIGN_OR_RETURN(spec.rope,
+                           RopeFromProto(params.rope(),
+                                         preset.sections == SectionSource::kRotaryCode
+                                             ? std::optional<MropeLayout>(preset.mrope_layout)
+                                             : std::nullopt));
   }
   return spec;
 }

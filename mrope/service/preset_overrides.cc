@@ -66,16 +66,6 @@ absl::Status SetVideoTimeRounding(const Value& value, const std::string& path,
   return absl::OkStatus();
 }
 
-// The positions' axes: one per entry of an mrope_section list.
-absl::Status SetNumAxesFromSections(const Value& value, const std::string& path,
-                                    ModelConfig& config) {
-  if (value.kind_case() != Value::kListValue) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": expected a list of sections"));
-  }
-  config.num_axes = value.list_value().values_size();
-  return absl::OkStatus();
-}
-
 // Every key `preset` takes (the header's list): the position values its family's config.json
 // gives (ModelSpecFromHfConfig reads the same ones), then the text config's rope keys.
 std::vector<OverrideKey> OverrideKeys(const ModelConfig& preset) {
@@ -100,11 +90,6 @@ std::vector<OverrideKey> OverrideKeys(const ModelConfig& preset) {
   if (UsesPositionIdPerSeconds(policy)) {
     keys.push_back({"position_id_per_seconds", TimeScale(&ModelConfig::position_id_per_seconds)});
     keys.push_back({"seconds_per_chunk", TimeScale(&ModelConfig::seconds_per_chunk)});
-  }
-  if (preset.rules->policy.scheme == PositionScheme::kSequentialGrid) {
-    // Positions only: the sections' count is the number of axes.
-    keys.push_back({"mrope_section", SetNumAxesFromSections});
-    return keys;
   }
   for (const char* rope_key :
        {"rope_theta", "head_dim", "hidden_size", "num_attention_heads", "partial_rotary_factor",
@@ -238,6 +223,11 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
     rope_fields.erase("head_dim");
   }
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions, rope, what));
+  if (spec.positions.rules->policy.scheme == PositionScheme::kSequentialGrid) {
+    // HunYuan-VL: one position axis per section, as its get_rope_index counts them.
+    spec.positions.num_axes = static_cast<int32_t>(spec.rope->mrope_section.size());
+    MROPE_RETURN_IF_ERROR(Prefixed(ValidateModelConfig(spec.positions), what));
+  }
   if (const Value* interleaved = FindField(overrides, "mrope_interleaved");
       interleaved != nullptr &&
       interleaved->bool_value() != (spec.rope->mrope_layout == MropeLayout::kInterleaved)) {

@@ -41,6 +41,7 @@ MODULES = {
     "qwen4_exp": ("qwen4_exp", "Qwen4ExpTextConfig", "Qwen4ExpTextRotaryEmbedding"),
     "cosmos3_omni": ("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding"),
     "cosmos3_edge": ("cosmos3_edge", "Cosmos3EdgeTextConfig", "Cosmos3EdgeTextRotaryEmbedding"),
+    "hunyuan_vl": ("hunyuan_vl", "HunYuanVLTextConfig", "HunYuanVLRotaryEmbedding"),
 }
 
 V5 = int(transformers.__version__.split(".")[0]) >= 5

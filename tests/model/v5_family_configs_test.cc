@@ -35,11 +35,7 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   EXPECT_EQ(got.temporal_merge_size, want.temporal_merge_size);
   EXPECT_EQ(got.convention, want.convention);
   EXPECT_EQ(got.num_axes, want.num_axes);
-  if (!preset.rope.has_value()) {  // positions only (HunYuan-VL)
-    EXPECT_FALSE(spec.rope.has_value());
-    return;
-  }
-  ASSERT_TRUE(spec.rope.has_value());
+  ASSERT_TRUE(spec.rope.has_value() && preset.rope.has_value());
   EXPECT_EQ(spec.rope->head_dim, preset.rope->head_dim);
   EXPECT_EQ(spec.rope->scaling.rotary_dim, preset.rope->scaling.rotary_dim);
   EXPECT_EQ(spec.rope->scaling.theta, preset.rope->scaling.theta);

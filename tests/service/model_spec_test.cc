@@ -294,10 +294,6 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
     auto spec = PresetModelSpec(name);
     ASSERT_TRUE(spec.ok()) << spec.status();
     EXPECT_EQ(spec->name, name);
-    if (FamilyOf(spec->positions).rope.head_dim == 0) {  // positions only (HunYuan-VL)
-      EXPECT_FALSE(spec->rope.has_value());
-      continue;
-    }
     ASSERT_TRUE(spec->rope.has_value());
     EXPECT_TRUE(ValidateRopeParameters(*spec->rope).ok());
   }
