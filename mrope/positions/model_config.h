@@ -193,7 +193,7 @@ enum class BlockEnd {
 };
 
 // How a family's rules place positions.
-enum class PositionScheme {
+enum class PositionScheme : uint8_t {
   // Blocks placed by the span planner (SequencePositions) under the rest of the policy: three
   // axes (t, h, w).
   kPlacedSpans,
@@ -210,7 +210,6 @@ struct TokenKey {
 };
 
 struct PositionPolicy {
-  PositionScheme scheme = PositionScheme::kPlacedSpans;
   TimeIndex image_time = TimeIndex::kFrame;
   TimeIndex video_time = TimeIndex::kFrame;
   SecondsList seconds_list = SecondsList::kNone;
@@ -247,6 +246,9 @@ struct PositionPolicy {
   bool blocks_from_image_runs = false;
   // GLM-Image: get_rope_index's deltas, and what generate() stores, are 0.
   bool zero_deltas = false;
+  // Last, beside the bools: it fits their padding, so the policy (and every planned row, which
+  // holds one) is no larger than before it.
+  PositionScheme scheme = PositionScheme::kPlacedSpans;
 };
 
 // Under `convention`, a family follows `rules_of`'s rules but decodes by `decode`.

@@ -3,10 +3,13 @@
 // 5.23.0's with the checkpoint's partial rotary), into their row's preset: ids, merge sizes,
 // reference convention and rotary values.
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
@@ -59,32 +62,54 @@ TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
                                   "cosmos3_edge", "hunyuan_vl"));
 }
 
+// HunyuanOCR's rope_scaling: type "xdrope" with alpha is static NTK, base theta *
+// alpha^(head_dim / (head_dim - 2)) in Python floats (compute_ntk_alpha_rope_parameters); its
+// factor is then unread. Without alpha it is the dynamic type, which needs its factor.
+TEST(V5FamilyConfigsTest, HunyuanNtkAlpha) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "hunyuan_vl.json")).value();
+  auto& rope = *(*doc.mutable_struct_value()->mutable_fields())["rope_scaling"]
+                    .mutable_struct_value()
+                    ->mutable_fields();
+  rope["type"].set_string_value("xdrope");
+  rope["alpha"].set_number_value(1000);
+  auto spec = ModelSpecFromHfConfig(doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->scaling.type, RopeType::kDefault);
+  EXPECT_EQ(spec->rope->scaling.theta, 1e4 * std::pow(1000.0, 128.0 / 126.0));
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kXd);
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(16, 16, 16, 16));
+  rope.erase("alpha");
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("rope_scaling.factor is required for rope_type 'dynamic'"));
+  rope["alpha"].set_number_value(-2);
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("rope_scaling.alpha must be finite and > 0, got -2"));
+}
+
 // HunYuan-VL's axes are its sections' count: HunyuanOCR's flat config.json keeps them in
 // rope_scaling.xdrope_section, transformers 5.x's nested one in text_config.rope_parameters.
 TEST(V5FamilyConfigsTest, HunyuanAxesFromSections) {
   auto doc = ReadJsonFile(absl::StrCat(kDir, "hunyuan_vl.json")).value();
   auto& fields = *doc.mutable_struct_value()->mutable_fields();
   EXPECT_EQ(ModelSpecFromHfConfig(doc).value().positions.num_axes, 4);
-  google::protobuf::Value rope = fields["rope_scaling"];
   fields.erase("rope_scaling");
   EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
               HasSubstr("missing required field 'rope_scaling.xdrope_section' (or "
                         "[text_config.]rope_parameters.mrope_section) for hunyuan_vl"));
-  auto& sections = *(*rope.mutable_struct_value()->mutable_fields())["xdrope_section"]
-                        .mutable_list_value();
-  sections.add_values()->set_number_value(8);
-  google::protobuf::Value text;
-  auto& rope_parameters = (*text.mutable_struct_value()->mutable_fields())["rope_parameters"];
-  (*rope_parameters.mutable_struct_value()->mutable_fields())["mrope_section"] =
-      rope.struct_value().fields().at("xdrope_section");
-  fields["text_config"] = text;
-  EXPECT_EQ(ModelSpecFromHfConfig(doc).value().positions.num_axes, 5);
-  sections.Clear();
-  for (int i = 0; i < 9; ++i) sections.add_values()->set_number_value(4);
-  (*rope_parameters.mutable_struct_value()->mutable_fields())["mrope_section"] =
-      rope.struct_value().fields().at("xdrope_section");
-  fields["text_config"] = text;
-  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+  const auto nested = [&](std::vector<int> sections) {
+    auto text = ParseJson(absl::StrCat(
+                              "{\"head_dim\": 128, \"rope_parameters\": {\"rope_type\": "
+                              "\"default\", \"rope_theta\": 10000.0, \"mrope_section\": [",
+                              absl::StrJoin(sections, ", "), "]}}"))
+                    .value();
+    fields["text_config"] = text;
+    return ModelSpecFromHfConfig(doc);
+  };
+  auto five = nested({16, 16, 16, 8, 8});
+  ASSERT_TRUE(five.ok()) << five.status();
+  EXPECT_EQ(five->positions.num_axes, 5);
+  EXPECT_THAT(five->rope->mrope_section, ElementsAre(16, 16, 16, 8, 8));
+  EXPECT_THAT(std::string(nested({8, 8, 8, 8, 8, 8, 8, 4, 4}).status().message()),
               HasSubstr("num_axes (the length of mrope_section) must be in [3, 8] for "
                         "hunyuan_vl, got 9"));
 }

@@ -133,7 +133,7 @@ typedef struct mrope_model_info {
   uint32_t struct_size;
   int32_t float_positions; /* 1: positions are float32 (Qwen3-Omni) */
   int32_t has_rope;        /* 0: positions only (no cos/sin, no kernels) */
-  int32_t reserved;
+  int32_t num_axes;        /* planes of position_ids: 3, or len(mrope_section) (HunYuan-VL) */
   const char* name;   /* owned by the model */
   const char* family; /* e.g. "qwen2_5_vl"; owned by the model */
 } mrope_model_info;
@@ -162,9 +162,14 @@ typedef struct mrope_batch {
   int64_t num_video_second_per_grid;
   const int64_t* audio_feature_lengths; /* Omni: mel frames per clip, or NULL */
   int64_t num_audio_feature_lengths;
+  /* Since the second version (an older struct_size reads as NULL): [batch_size][seq_len] of
+   * 0 text, 1 image, 2 video, or NULL; blocks are its runs (required with grids by the hf_v5
+   * presets and HunYuan-VL). */
+  const int64_t* mm_token_type_ids;
 } mrope_batch;
 
-/* Where positions go: planar position_ids [3][batch_size][seq_len] (padding slots as the
+/* Where positions go: planar position_ids [num_axes][batch_size][seq_len] (num_axes of
+ * mrope_model_info: 3 but for HunYuan-VL; padding slots as the
  * model's convention has them) and mrope_position_deltas [batch_size] (get_rope_index's
  * second return), both of `position_type`, in caller-owned host memory of the given
  * capacities (elements). */
