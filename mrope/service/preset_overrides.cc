@@ -132,7 +132,10 @@ absl::StatusOr<bool> SameRotary(const RopeParameters& a, const RopeParameters& b
     if (x.head_dim != y.head_dim || x.rotary_dim != y.rotary_dim ||
         x.attention_scaling != y.attention_scaling || x.inv_freq != y.inv_freq ||
         x.axis_map.num_pairs != y.axis_map.num_pairs ||
-        !std::equal(x.axis_map.axis, x.axis_map.axis + x.axis_map.num_pairs, y.axis_map.axis)) {
+        !std::equal(x.axis_map.axis, x.axis_map.axis + x.axis_map.num_pairs, y.axis_map.axis) ||
+        x.axis_map.split_halves != y.axis_map.split_halves ||
+        !std::equal(x.axis_map.second_axis, x.axis_map.second_axis + x.axis_map.num_pairs,
+                    y.axis_map.second_axis)) {
       return false;
     }
   }

@@ -248,7 +248,7 @@ def test_hunyuan_positions_take_one_axis_per_section():
     np.testing.assert_array_equal(positions[2, 0], [0, 1, 2, 0, 0, 1, 1, 7, 8, 9])
     np.testing.assert_array_equal(positions[3, 0], [0, 1, 2, 0, 0, 0, 0, 7, 8, 9])
     np.testing.assert_array_equal(deltas, [[0]])
-    plan = model.plan(ids, [[1, 4, 2]], mm_token_type_ids=types)
+    plan = model.plan(ids, types, [[1, 4, 2]])
     np.testing.assert_array_equal(plan.decode_positions(2), np.full((4, 1, 2), [10, 11]))
     with pytest.raises(ValueError, match="windows, the packed layout"):
         plan.positions(0, 4)
