@@ -32,8 +32,8 @@ namespace {
 
 // The first (and so far only) version's sizes: the least struct_size accepted.
 constexpr size_t kLibraryInfoV1 = sizeof(mrope_library_info);
-constexpr size_t kModelInfoV1 = sizeof(mrope_model_info);
-constexpr size_t kBatchV1 = sizeof(mrope_batch);
+constexpr size_t kModelInfoV1 = offsetof(mrope_model_info, num_axes);
+constexpr size_t kBatchV1 = offsetof(mrope_batch, mm_token_type_ids);
 constexpr size_t kPositionsOutV1 = sizeof(mrope_positions_out);
 constexpr size_t kRotaryInfoV1 = sizeof(mrope_rotary_info);
 
@@ -111,6 +111,9 @@ absl::StatusOr<Prompt> ReadBatch(const mrope_batch& in) {
   batch.input_ids = absl::MakeConstSpan(in.input_ids, tokens);
   if (in.attention_mask != nullptr) {
     batch.attention_mask = absl::MakeConstSpan(in.attention_mask, tokens);
+  }
+  if (in.mm_token_type_ids != nullptr) {
+    batch.mm_token_type_ids = absl::MakeConstSpan(in.mm_token_type_ids, tokens);
   }
   MediaInputs& media = batch.media;
   MROPE_ASSIGN_OR_RETURN(media.image_grid_thw,
@@ -287,6 +290,7 @@ int mrope_model_get_info(const mrope_model* model, mrope_model_info* info, char*
     value.float_positions = model->service.float_positions() ? 1 : 0;
     value.has_rope = spec.rope.has_value() ? 1 : 0;
     value.qk_norm = mrope::capi::QkNormForm(mrope::FamilyOf(spec.positions).qk_norm);
+    value.num_axes = spec.positions.num_axes;
     value.name = spec.name.c_str();
     value.family = model->family.c_str();
     return mrope::capi::WriteVersioned(value, info, "info", mrope::capi::kModelInfoV1);

@@ -142,8 +142,9 @@ static void TestModels(void) {
               "mrope_model_get_info", NULL);
   Check(strcmp(info.family, "qwen2_vl") == 0, "family %s", info.family);
   Check(strcmp(info.name, "qwen2_vl") == 0, "name %s", info.name);
-  Check(info.has_rope == 1 && info.float_positions == 0, "has_rope %d float_positions %d",
-        info.has_rope, info.float_positions);
+  Check(info.has_rope == 1 && info.float_positions == 0 && info.num_axes == 3,
+        "has_rope %d float_positions %d num_axes %d", info.has_rope, info.float_positions,
+        info.num_axes);
   mrope_model_free(model);
 
   mrope_model* bad = (mrope_model*)1;
@@ -701,12 +702,67 @@ static void TestOverrides(void) {
   }
 }
 
+/* HunYuan-VL: four planes (mrope_model_info.num_axes), blocks from mm_token_type_ids. */
+static void TestFourAxes(void) {
+  mrope_model* model = LoadPreset("hunyuan_vl");
+  mrope_model_info info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  CheckStatus(mrope_model_get_info(model, &info, message, sizeof(message)), MROPE_OK,
+              "mrope_model_get_info(hunyuan_vl)", NULL);
+  Check(info.num_axes == 4, "num_axes %d", info.num_axes);
+  /* text, <image_start>, begin, a 2x2 grid (2 rows of 1 column + separator), end, <image_end> */
+  static const int64_t kIds[10] = {7,      120118, 120120, 120120, 120120,
+                                   120120, 120120, 120120, 120119, 8};
+  static const int64_t kTypes[10] = {0, 0, 1, 1, 1, 1, 1, 1, 0, 0};
+  static const int64_t kGrid[3] = {1, 4, 2};
+  static const int64_t kWant[4][10] = {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+                                       {0, 1, 2, 0, 1, 0, 1, 7, 8, 9},
+                                       {0, 1, 2, 0, 0, 1, 1, 7, 8, 9},
+                                       {0, 1, 2, 0, 0, 0, 0, 7, 8, 9}};
+  mrope_batch batch;
+  memset(&batch, 0, sizeof(batch));
+  batch.struct_size = sizeof(batch);
+  batch.batch_size = 1;
+  batch.seq_len = 10;
+  batch.input_ids = kIds;
+  batch.image_grid_thw = kGrid;
+  batch.num_images = 1;
+  int64_t positions[4 * 10];
+  int64_t delta = -1;
+  mrope_positions_out out;
+  memset(&out, 0, sizeof(out));
+  out.struct_size = sizeof(out);
+  out.position_type = MROPE_POSITIONS_INT64;
+  out.position_ids = positions;
+  out.position_ids_capacity = 4 * 10;
+  out.mrope_position_deltas = &delta;
+  out.mrope_position_deltas_capacity = 1;
+  /* A first-version batch (no mm_token_type_ids field) has no types: refused by name. */
+  batch.struct_size = (uint32_t)offsetof(mrope_batch, mm_token_type_ids);
+  batch.mm_token_type_ids = kTypes;
+  CheckStatus(mrope_compute_positions(model, &batch, &out, message, sizeof(message)),
+              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(v1 batch)",
+              "mm_token_type_ids is required");
+  batch.struct_size = sizeof(batch);
+  CheckStatus(mrope_compute_positions(model, &batch, &out, message, sizeof(message)), MROPE_OK,
+              "mrope_compute_positions(hunyuan_vl)", NULL);
+  Check(memcmp(positions, kWant, sizeof(positions)) == 0, "four-axis positions differ");
+  Check(delta == 0, "delta %lld", (long long)delta);
+  out.position_ids_capacity = 3 * 10;
+  CheckStatus(mrope_compute_positions(model, &batch, &out, message, sizeof(message)),
+              MROPE_INVALID_ARGUMENT, "mrope_compute_positions(three planes of room)",
+              "the batch needs 40");
+  mrope_model_free(model);
+}
+
 int main(int argc, char** argv) {
   on_device = argc > 1 && strcmp(argv[1], "--device") == 0;
   Case cases[] = {{"Library", TestLibrary, 0},
                   {"Models", TestModels, 0},
                   {"Overrides", TestOverrides, 0},
                   {"Positions", TestPositions, 0},
+                  {"FourAxes", TestFourAxes, 0},
                   {"Kernels", TestKernels, 0},
                   {"Backward", TestBackward, 0}};
   const int num_cases = (int)(sizeof(cases) / sizeof(cases[0]));

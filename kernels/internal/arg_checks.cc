@@ -76,6 +76,11 @@ absl::Status ValidateSpec(const RotarySpec& spec, bool uses_inv_freq) {
         absl::StrCat("spec.axis_map.num_pairs=", spec.axis_map.num_pairs,
                      " must equal rotary_dim / 2 = ", num_pairs));
   }
+  if (spec.axis_map.split_halves) {
+    return absl::UnimplementedError(
+        "spec.axis_map: XD-RoPE (mrope_layout xd: a pair's halves on different axes) is not "
+        "implemented in the kernels; the CPU reference (ApplyMropeReference) and cos/sin have it");
+  }
   for (int j = 0; j < num_pairs; ++j) {
     if (spec.axis_map.axis[j] >= kNumAxes) {
       return absl::InvalidArgumentError(absl::StrCat("spec.axis_map.axis[", j,

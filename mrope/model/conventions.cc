@@ -86,6 +86,7 @@ std::vector<ConventionRelease> BuildReleases() {
       {F::kKeye, C::kVllm, "0.33.0", "0.33.0", kLive},
       {F::kCohereCompass, C::kHfV5, "5.23.0", "5.23.0", kLive},
       {F::kCohereCompass, C::kVllm, "0.33.0", "0.33.0", kLive},
+      {F::kHunyuanVl, C::kHfV5, "5.23.0", "5.23.0", kLive},
   };
 }
 

@@ -466,6 +466,32 @@ std::vector<ModelFamilyInfo> BuildTable() {
     r.preset_nope_layer_types = {"full_attention"};
     rows.push_back(r);
   }
+  // HunYuan-VL / HunyuanOCR: XD-RoPE over len(mrope_section) axes (the checkpoint's
+  // xdrope_section [16, 16, 16, 16]), HunYuanVLModel.get_rope_index of transformers 5.23.0 (its
+  // first release: hf_v5); vLLM 0.33.0 has no HunYuan-VL. Its image runs are found from
+  // mm_token_type_ids (the begin and end ids are the processor's, read by no position rule).
+  // Its rotary module gives each element of a pair the axis of its section block (kXd), reads
+  // alpha (NTK) and applies the q/k norm after the rotation.
+  {
+    ModelFamilyInfo r = Row(ModelFamily::kHunyuanVl, "hunyuan_vl",
+                            "HunYuanVLConfig defaults, xdrope_section [16, 16, 16, 16] "
+                            "(tencent/HunyuanOCR)",
+                            Tokens(120120, -1, -1, -1));
+    r.hf_model_types = {{"hunyuan_vl", ""}};
+    r.rules.token_keys = {{"image", &SpecialTokens::image}};
+    r.rules.policy.scheme = PositionScheme::kSequentialGrid;
+    r.rules.conventions = {Convention::kHfV5};
+    r.preset.convention = Convention::kHfV5;
+    r.preset.num_axes = 4;
+    r.rope = {128, 1e4, {16, 16, 16, 16}, MropeLayout::kXd, 1.0};
+    r.rope.sections = SectionSource::kRotaryCode;
+    r.rope.ntk_alpha = true;
+    r.qk_norm = QkNorm::kWeightAfterRotary;
+    r.processor = ProcessorLayout::kImageGridRows;
+    r.rope_index.hf = r.rope_index.hf_v5 = {"mm_token_type_ids", "image_grid_thw",
+                                            "attention_mask"};
+    rows.push_back(r);
+  }
   // Every other convention of a row is a preset "<name>_<convention>", with the convention's
   // reference video time rounding (transformers before 5.18 truncates the interval first).
   for (ModelFamilyInfo& r : rows) {
@@ -581,6 +607,9 @@ absl::string_view ProcessorLayoutText(ProcessorLayout layout) {
              "<|end_of_video|>";
     case ProcessorLayout::kTypedRuns:
       return "blocks are the runs of mm_token_type_ids; start and end ids are text";
+    case ProcessorLayout::kImageGridRows:
+      return "<image_start>, a run of image tokens: begin, h/merge rows of w/merge tokens and a "
+             "row separator, end; then <image_end>";
     case ProcessorLayout::kImageGenerationTargets:
       return "<image_start> h*w image tokens <image_end> per source image; generation targets "
              "are the row's image_grid_thw entries past them (images_per_sample)";
@@ -601,6 +630,8 @@ absl::string_view QkNormName(QkNorm norm) {
       return "weight";
     case QkNorm::kOnePlusWeight:
       return "one_plus_weight";
+    case QkNorm::kWeightAfterRotary:
+      return "weight_after_rotary";
   }
   return "";
 }

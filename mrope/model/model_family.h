@@ -47,6 +47,7 @@ enum class ModelFamily {
   kIsaac,        // Isaac (vLLM)
   kKeye,         // Keye-VL (vLLM)
   kCohereCompass,
+  kHunyuanVl,
 };
 
 // A `model_type` of HF config.json and the object holding the family's ids and time scales.
@@ -68,7 +69,7 @@ enum class SectionSource {
 struct RopePreset {
   int32_t head_dim = 0;
   double theta = 0;
-  std::array<int32_t, 3> mrope_section = {0, 0, 0};
+  std::vector<int32_t> mrope_section;  // one entry per axis
   // How the sections map pairs to axes (with SectionSource::kRotaryCode also for config.json).
   MropeLayout mrope_layout = MropeLayout::kBlocked;
   double partial_rotary_factor = 1.0;  // rotary_dim = int(head_dim * factor)
@@ -80,14 +81,18 @@ struct RopePreset {
   // (from 5.17 on it follows the pairing: HfCosSinLayout).
   CosSinLayout cos_layout_v4 = CosSinLayout::kCat;
   CosSinLayout cos_layout_v5 = CosSinLayout::kCat;
+  // The rotary module reads rope_scaling's `alpha` and `xdrope_section` (HunYuan-VL): a dynamic
+  // (or "xdrope") rope with alpha is static NTK, base theta * alpha^(head_dim / (head_dim - 2)).
+  bool ntk_alpha = false;
 };
 
-// The RMSNorm the text attention applies to q and k before the rotary (what a fused
-// norm + rotary kernel must compute).
+// The RMSNorm the text attention applies to q and k, before the rotary unless said (what a
+// fused norm + rotary kernel must compute).
 enum class QkNorm {
   kNone,           // no q/k norm
   kWeight,         // Qwen3: w * x / rms(x)
   kOnePlusWeight,  // Qwen3.5: (1 + w) * x / rms(x)
+  kWeightAfterRotary,  // HunYuan-VL: w * x / rms(x) of the rotated q and k
 };
 
 // How the family's processor writes media into the prompt (what the token scan expects;
@@ -101,6 +106,7 @@ enum class ProcessorLayout {
   kImageGenerationTargets,
   kImageRuns,
   kSeparatedFrames,
+  kImageGridRows,
 };
 absl::string_view ProcessorLayoutText(ProcessorLayout layout);
 

@@ -14,6 +14,7 @@
 #include "mrope/positions/fill_kernels.h"
 #include "mrope/positions/position_arithmetic.h"
 #include "mrope/positions/scan_kernels.h"
+#include "mrope/positions/sequential_grid.h"
 
 namespace mrope {
 namespace {
@@ -215,8 +216,11 @@ absl::StatusOr<BatchPlan> PlanBatch(const SequencePlanner& planner, const Prompt
   const ModelConfig& config = planner.config();
   const PositionLimits& limits = planner.limits();
   MROPE_RETURN_IF_ERROR(CheckShape(batch, limits));
-  MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
   const PositionPolicy& policy = planner.policy();
+  if (policy.scheme == PositionScheme::kSequentialGrid) {
+    return PlanSequentialGridBatch(planner, batch);
+  }
+  MROPE_ASSIGN_OR_RETURN(const std::vector<RealColumns> real_columns, FindRealColumns(batch));
   MROPE_RETURN_IF_ERROR(ValidateMediaInputs(config, policy, batch.media, limits));
   MROPE_RETURN_IF_ERROR(CheckImagesPerSample(batch, policy));
   const bool typed = (!batch.mm_token_type_ids.empty() && !policy.type_ids_unread) ||
@@ -400,6 +404,7 @@ absl::StatusOr<BatchPlan> PlanSequences(const SequencePlanner& planner,
 
 template <typename Out, typename Alloc>
 absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out, Padding padding) {
+  if (plan.sequential_grid != nullptr) return FillSequentialGrid(plan, out);
   const int64_t b = plan.batch_size;
   const int64_t l = plan.seq_len;
   const Out pad = static_cast<Out>(padding == Padding::kPrefill ? plan.pad_value
@@ -461,6 +466,7 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, A
     return absl::InvalidArgumentError(
         "this model's positions are float32 (Qwen3-Omni); request float output");
   }
+  if (plan.sequential_grid != nullptr) return FillSequentialGridDecode(plan, steps, out);
   out.resize(3 * b * steps);
   const bool per_axis = plan.decode == DecodeRule::kPerAxisFromLast;
   const bool table = plan.decode == DecodeRule::kTargetGridTable;

@@ -21,6 +21,8 @@
 
 namespace mrope {
 
+struct SequentialGridPositions;  // mrope/positions/sequential_grid.h
+
 // A padded batch as HF processors give it. It borrows the caller's memory: input_ids and
 // attention_mask view buffers that the caller keeps alive (and unchanged) for the duration of
 // every call given the batch; no plan or result refers to them afterwards. Callers that build
@@ -77,6 +79,10 @@ struct BatchPlan {
   std::vector<SequencePositions> rows;  // each row's real tokens
   // An EVS-pruned vLLM request (one row, no padding): its positions, in place of rows.
   std::shared_ptr<const VllmEvsPositions> evs;
+  // Planes of the positions: 3, or ModelConfig::num_axes under PositionScheme::kSequentialGrid,
+  // whose [num_axes][B][L] positions are planned whole, in place of rows.
+  int32_t num_axes = 3;
+  std::shared_ptr<const SequentialGridPositions> sequential_grid;
   // Row by row, in one vector (one allocation, not one per field: a service call makes few).
   std::vector<RowLayout> layouts;
   // What it was planned under; FillDecode bounds its output by them before allocating.
@@ -115,15 +121,15 @@ enum class Padding {
   kGetRopeIndex,  // BatchPlan::rope_index_pad_value: get_rope_index's first return
 };
 
-// Resizes `out` to 3 * B * L and writes positions [3][B][L] (planar: axis, then row, then
+// Resizes `out` to num_axes * B * L and writes positions [num_axes][B][L] (planar: axis, then row, then
 // column) into it. `out` is a std::vector<Out> or a PositionBuffer<Out> (which skips the
 // zero-fill of the resize).
 template <typename Out, typename Alloc>
 absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out,
                        Padding padding = Padding::kPrefill);
 
-// Resizes `out` to 3 * B * steps and writes the positions of the next `steps` generated tokens,
-// [3][B][steps], into it. Refuses steps over plan.limits.max_decode_steps and B * steps over
+// Resizes `out` to num_axes * B * steps and writes the positions of the next `steps` generated
+// tokens, [num_axes][B][steps], into it. Refuses steps over plan.limits.max_decode_steps and B * steps over
 // plan.limits.max_total_tokens.
 template <typename Out, typename Alloc>
 absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, Alloc>& out);

@@ -54,6 +54,13 @@ absl::Status ValidateModelConfig(const ModelConfig& config) {
     return absl::InvalidArgumentError("the model config has no family rules");
   }
   const PositionRules& row = *config.rules;
+  const int32_t max_axes =
+      row.policy.scheme == PositionScheme::kSequentialGrid ? kMaxPositionAxes : 3;
+  if (config.num_axes < 3 || config.num_axes > max_axes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_axes (the length of mrope_section) must be in [3, ", max_axes, "] for ", row.name,
+        ", got ", config.num_axes));
+  }
   const std::vector<Convention>& conventions = row.conventions;
   if (std::find(conventions.begin(), conventions.end(), config.convention) ==
       conventions.end()) {

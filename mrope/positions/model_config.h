@@ -83,7 +83,12 @@ struct ModelConfig {
   int32_t temporal_merge_size = 1;
   VideoTimeRounding video_time_rounding = VideoTimeRounding::kScaleThenTruncate;
   Convention convention = Convention::kHfV4;
+  // Planes of positions (the rotary's len(mrope_section)): 3, or [3, kMaxPositionAxes] under
+  // PositionScheme::kSequentialGrid, whose leading num_axes - 3 axes are sequential.
+  int32_t num_axes = 3;
 };
+
+inline constexpr int32_t kMaxPositionAxes = 8;
 
 // Division of grid values (h, w >= 0) by a spatial_merge_size that ValidateModelConfig accepted
 // ([1, 64]): a shift for the power-of-two sizes of every released model, a division otherwise.
@@ -110,7 +115,8 @@ class MergeDivisor {
 // published checkpoints use 2, 25 or 13, and 2).
 inline constexpr double kMaxTimeScale = 1e6;
 
-// Checks ids and scales: rules set, merge sizes in [1, 64], time scales in (0, kMaxTimeScale],
+// Checks ids and scales: rules set, num_axes 3 (or in [3, kMaxPositionAxes] where the scheme
+// takes more), merge sizes in [1, 64], time scales in (0, kMaxTimeScale],
 // distinct ids for the tokens the rules read (named by their HF config keys), a convention the
 // rules support.
 absl::Status ValidateModelConfig(const ModelConfig& config);
@@ -186,6 +192,16 @@ enum class BlockEnd {
   kStartPlusLargerSide,  // the block's first position + max(h, w) / merge (HF v5.15)
 };
 
+// How a family's rules place positions.
+enum class PositionScheme : uint8_t {
+  // Blocks placed by the span planner (SequencePositions) under the rest of the policy: three
+  // axes (t, h, w).
+  kPlacedSpans,
+  // HunYuan-VL's XD-RoPE (mrope/positions/sequential_grid.h): every token's index on every
+  // axis, an image's grid tokens (column, row, image ordinal) on the last three.
+  kSequentialGrid,
+};
+
 // A token id the rules read: its HF config key stem ("image" for image_token_id, also read as
 // image_token_index) and the SpecialTokens field it fills.
 struct TokenKey {
@@ -248,6 +264,8 @@ struct PositionPolicy {
   bool zero_deltas = false;
   // The convention's code takes images only (PositionRules::vllm_images_only): videos refused.
   bool images_only = false;
+  // Last, beside the bools: it fits their padding.
+  PositionScheme scheme = PositionScheme::kPlacedSpans;
 };
 
 // Under `convention`, a family follows `rules_of`'s rules but decodes by `decode`.

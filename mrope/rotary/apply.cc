@@ -72,8 +72,8 @@ int64_t PositionAt(const PositionsView& positions, int axis, int64_t token) {
                             : static_cast<const int32_t*>(positions.data)[offset];
 }
 
-// Positions [3][T] with every value in [0, limit).
-absl::Status ValidatePositions(const PositionsView& positions, int64_t limit) {
+// Positions [num_axes][T] with every value in [0, limit).
+absl::Status ValidatePositions(const PositionsView& positions, int64_t limit, int num_axes) {
   if (positions.num_tokens < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("positions.num_tokens must be >= 0, got ", positions.num_tokens));
@@ -86,11 +86,11 @@ absl::Status ValidatePositions(const PositionsView& positions, int64_t limit) {
   if (positions.data == nullptr) return absl::InvalidArgumentError("positions.data is null");
   int64_t extent = positions.num_tokens;
   const int64_t element_bytes = positions.is_int64 ? 8 : 4;
-  if (!AddExtent(kNumAxes - 1, positions.axis_stride, &extent) ||
+  if (!AddExtent(num_axes - 1, positions.axis_stride, &extent) ||
       extent > kInt64Max / element_bytes) {
     return absl::InvalidArgumentError("positions: addressed extent in bytes overflows int64");
   }
-  for (int axis = 0; axis < kNumAxes; ++axis) {
+  for (int axis = 0; axis < num_axes; ++axis) {
     for (int64_t t = 0; t < positions.num_tokens; ++t) {
       const int64_t p = PositionAt(positions, axis, t);
       if (p < 0 || p >= limit) {
@@ -110,23 +110,27 @@ void StoreElement(const HeadsView& v, int64_t offset, float value) {
   StoreAs(v.dtype, value, static_cast<uint8_t*>(v.data) + offset * ElementSize(v.dtype));
 }
 
-// Rotates every head of token `t` of `v` with `row[j]` for pair j.
-void RotateToken(const RotarySpec& spec, const HeadsView& v, int64_t t, const CosSin* row) {
+// Rotates every head of token `t` of `v`: pair j's first element with `row[j]`, its second with
+// `second[j]` (the same row but for XD-RoPE's split halves).
+void RotateToken(const RotarySpec& spec, const HeadsView& v, int64_t t, const CosSin* row,
+                 const CosSin* second) {
   const int num_pairs = spec.rotary_dim / 2;
   for (int32_t h = 0; h < v.num_heads; ++h) {
     const int64_t base = t * v.token_stride + h * v.head_stride;
     for (int j = 0; j < num_pairs; ++j) {
       const int64_t i1 = base + PairFirstIndex(spec.layout, j);
       const int64_t i2 = base + PairSecondIndex(spec.layout, j, spec.rotary_dim);
-      const RotatedPair r = RotatePair(LoadElement(v, i1), LoadElement(v, i2), row[j]);
-      StoreElement(v, i1, r.first);
-      StoreElement(v, i2, r.second);
+      const float x1 = LoadElement(v, i1);
+      const float x2 = LoadElement(v, i2);
+      StoreElement(v, i1, RotatedFirst(x1, x2, row[j]));
+      StoreElement(v, i2, RotatedSecond(x1, x2, second[j]));
     }
   }
 }
 
 // Validates the spec and both views for `num_tokens` tokens, then rotates each token with the
-// row `fill_row(t, row)` writes (rotary_dim / 2 entries).
+// rows `fill_row(t, row, second)` writes (rotary_dim / 2 entries each; `second` only for split
+// halves).
 template <typename FillRow>
 absl::Status RotateAll(const RotarySpec& spec, int64_t num_tokens, const HeadsView& q,
                        const HeadsView& k, RotationDirection direction, FillRow fill_row) {
@@ -139,26 +143,45 @@ absl::Status RotateAll(const RotarySpec& spec, int64_t num_tokens, const HeadsVi
   MROPE_RETURN_IF_ERROR(ValidateHeads(k, "k", spec, num_tokens));
   MROPE_RETURN_IF_ERROR(ValidateDisjointHeads(q, k));
   CosSin row[kMaxRotaryPairs];
+  CosSin second_row[kMaxRotaryPairs];
+  const bool split = spec.axis_map.split_halves;
+  const CosSin* second = split ? second_row : row;
   for (int64_t t = 0; t < num_tokens; ++t) {
-    fill_row(t, row);
-    for (int j = 0; j < spec.axis_map.num_pairs; ++j) row[j] = ForDirection(row[j], direction);
-    RotateToken(spec, q, t, row);
-    RotateToken(spec, k, t, row);
+    fill_row(t, row, second_row);
+    for (int j = 0; j < spec.axis_map.num_pairs; ++j) {
+      row[j] = ForDirection(row[j], direction);
+      if (split) second_row[j] = ForDirection(second_row[j], direction);
+    }
+    RotateToken(spec, q, t, row, second);
+    RotateToken(spec, k, t, row, second);
   }
   return absl::OkStatus();
 }
 
-// The cos/sin of every pair of token `t`, evaluated on the fly.
+// The cos/sin of every pair of token `t`, evaluated on the fly; with split halves also those
+// of the second elements into `second`.
 void FillRowOnTheFly(const RotarySpec& spec, const PositionsView& positions, int64_t t,
-                     CosSin* row) {
-  float position[kNumAxes];
-  for (int axis = 0; axis < kNumAxes; ++axis) {
+                     CosSin* row, CosSin* second) {
+  const AxisMap& map = spec.axis_map;
+  float position[kMaxAxes];
+  for (int axis = 0; axis < AxisCount(map); ++axis) {
     position[axis] = static_cast<float>(PositionAt(positions, axis, t));
   }
-  for (int j = 0; j < spec.axis_map.num_pairs; ++j) {
-    row[j] = PairCosSin(spec.inv_freq[j], position[spec.axis_map.axis[j]], spec.attention_scaling,
+  for (int j = 0; j < map.num_pairs; ++j) {
+    row[j] = PairCosSin(spec.inv_freq[j], position[map.axis[j]], spec.attention_scaling,
                         spec.sincos_math);
+    if (map.split_halves) {
+      second[j] = PairCosSin(spec.inv_freq[j], position[map.second_axis[j]],
+                             spec.attention_scaling, spec.sincos_math);
+    }
   }
+}
+
+absl::Status RefuseSplitHalves(const RotarySpec& spec, absl::string_view what) {
+  if (!spec.axis_map.split_halves) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": XD-RoPE (mrope_layout xd) gives a pair's two elements different cos/sin; "
+      "ComputeElementCosSin gives them per element"));
 }
 
 }  // namespace
@@ -204,9 +227,12 @@ absl::Status ValidateRotarySpec(const RotarySpec& spec) {
 absl::Status ApplyMropeReference(const RotarySpec& spec, const PositionsView& positions,
                                  const HeadsView& q, const HeadsView& k,
                                  RotationDirection direction) {
-  MROPE_RETURN_IF_ERROR(ValidatePositions(positions, kMaxPosition));
+  MROPE_RETURN_IF_ERROR(ValidateAxisMap(spec.axis_map, spec.axis_map.num_pairs));
+  MROPE_RETURN_IF_ERROR(ValidatePositions(positions, kMaxPosition, AxisCount(spec.axis_map)));
   return RotateAll(spec, positions.num_tokens, q, k, direction,
-                   [&](int64_t t, CosSin* row) { FillRowOnTheFly(spec, positions, t, row); });
+                   [&](int64_t t, CosSin* row, CosSin* second) {
+                     FillRowOnTheFly(spec, positions, t, row, second);
+                   });
 }
 
 absl::Status ApplyMropeWithTable(const RotarySpec& spec, const CosSinTable& table,
@@ -216,10 +242,15 @@ absl::Status ApplyMropeWithTable(const RotarySpec& spec, const CosSinTable& tabl
     return absl::InvalidArgumentError(
         "cos/sin table was not built from spec.inv_freq and spec.attention_scaling");
   }
-  MROPE_RETURN_IF_ERROR(ValidatePositions(positions, table.max_position()));
-  return RotateAll(spec, positions.num_tokens, q, k, direction, [&](int64_t t, CosSin* row) {
-    for (int j = 0; j < spec.axis_map.num_pairs; ++j) {
-      row[j] = table.Get(PositionAt(positions, spec.axis_map.axis[j], t), j);
+  MROPE_RETURN_IF_ERROR(ValidateAxisMap(spec.axis_map, spec.axis_map.num_pairs));
+  MROPE_RETURN_IF_ERROR(
+      ValidatePositions(positions, table.max_position(), AxisCount(spec.axis_map)));
+  const AxisMap& map = spec.axis_map;
+  return RotateAll(spec, positions.num_tokens, q, k, direction,
+                   [&](int64_t t, CosSin* row, CosSin* second) {
+    for (int j = 0; j < map.num_pairs; ++j) {
+      row[j] = table.Get(PositionAt(positions, map.axis[j], t), j);
+      if (map.split_halves) second[j] = table.Get(PositionAt(positions, map.second_axis[j], t), j);
     }
   });
 }
@@ -227,6 +258,7 @@ absl::Status ApplyMropeWithTable(const RotarySpec& spec, const CosSinTable& tabl
 absl::Status ApplyRotaryCosSin(const RotarySpec& spec, absl::Span<const CosSin> cos_sin,
                                const HeadsView& q, const HeadsView& k) {
   MROPE_RETURN_IF_ERROR(ValidateRotarySpec(spec));
+  MROPE_RETURN_IF_ERROR(RefuseSplitHalves(spec, "ApplyRotaryCosSin"));
   const int64_t num_pairs = spec.rotary_dim / 2;
   if (q.num_tokens < 0 || static_cast<int64_t>(cos_sin.size()) / num_pairs != q.num_tokens ||
       static_cast<int64_t>(cos_sin.size()) % num_pairs != 0) {
@@ -235,7 +267,7 @@ absl::Status ApplyRotaryCosSin(const RotarySpec& spec, absl::Span<const CosSin> 
                      num_pairs, " entries, got ", cos_sin.size()));
   }
   return RotateAll(spec, q.num_tokens, q, k, RotationDirection::kForward,
-                   [&](int64_t t, CosSin* row) {
+                   [&](int64_t t, CosSin* row, CosSin* /*second*/) {
     for (int64_t j = 0; j < num_pairs; ++j) row[j] = cos_sin[t * num_pairs + j];
   });
 }
@@ -252,12 +284,34 @@ absl::Status CheckCosSinEntries(int64_t num_tokens, int num_pairs) {
 absl::StatusOr<std::vector<CosSin>> ComputeCosSin(const RotarySpec& spec,
                                                   const PositionsView& positions) {
   MROPE_RETURN_IF_ERROR(ValidateRotarySpec(spec));
-  MROPE_RETURN_IF_ERROR(ValidatePositions(positions, kMaxPosition));
+  MROPE_RETURN_IF_ERROR(RefuseSplitHalves(spec, "ComputeCosSin"));
+  MROPE_RETURN_IF_ERROR(ValidatePositions(positions, kMaxPosition, AxisCount(spec.axis_map)));
   const int num_pairs = spec.axis_map.num_pairs;
   MROPE_RETURN_IF_ERROR(CheckCosSinEntries(positions.num_tokens, num_pairs));
   std::vector<CosSin> result(positions.num_tokens * num_pairs);
   for (int64_t t = 0; t < positions.num_tokens; ++t) {
-    FillRowOnTheFly(spec, positions, t, &result[t * num_pairs]);
+    FillRowOnTheFly(spec, positions, t, &result[t * num_pairs], nullptr);
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<CosSin>> ComputeElementCosSin(const RotarySpec& spec,
+                                                         const PositionsView& positions) {
+  MROPE_RETURN_IF_ERROR(ValidateRotarySpec(spec));
+  MROPE_RETURN_IF_ERROR(ValidatePositions(positions, kMaxPosition, AxisCount(spec.axis_map)));
+  const int num_pairs = spec.axis_map.num_pairs;
+  MROPE_RETURN_IF_ERROR(CheckCosSinEntries(positions.num_tokens, spec.rotary_dim));
+  std::vector<CosSin> result(positions.num_tokens * spec.rotary_dim);
+  CosSin row[kMaxRotaryPairs];
+  CosSin second_row[kMaxRotaryPairs];
+  const CosSin* second = spec.axis_map.split_halves ? second_row : row;
+  for (int64_t t = 0; t < positions.num_tokens; ++t) {
+    FillRowOnTheFly(spec, positions, t, row, second_row);
+    CosSin* out = &result[t * spec.rotary_dim];
+    for (int j = 0; j < num_pairs; ++j) {
+      out[PairFirstIndex(spec.layout, j)] = row[j];
+      out[PairSecondIndex(spec.layout, j, spec.rotary_dim)] = second[j];
+    }
   }
   return result;
 }

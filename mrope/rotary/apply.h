@@ -53,13 +53,19 @@ absl::Status ApplyMropeWithTable(const RotarySpec& spec, const CosSinTable& tabl
 absl::Status ApplyRotaryCosSin(const RotarySpec& spec, absl::Span<const CosSin> cos_sin,
                                const HeadsView& q, const HeadsView& k);
 
+// cos/sin per element of the rotated dims, [T][rotary_dim]: element PairFirstIndex(layout, j)
+// of pair j takes the cos/sin of axis_map.axis[j], PairSecondIndex(...) that of
+// axis_map.second_axis[j] with split halves (XD-RoPE), else of axis[j] too.
+absl::StatusOr<std::vector<CosSin>> ComputeElementCosSin(const RotarySpec& spec,
+                                                         const PositionsView& positions);
+
 // OK when cos/sin of `num_tokens` tokens of `num_pairs` pairs stay within
 // kMaxCosSinTableEntries entries; else InvalidArgument naming both.
 absl::Status CheckCosSinEntries(int64_t num_tokens, int num_pairs);
 
 // The cos/sin each pair of each token uses: result[t * (rotary_dim / 2) + j] =
 // PairCosSin(inv_freq[j], positions[axis_map.axis[j]][t], attention_scaling). At most
-// kMaxCosSinTableEntries entries.
+// kMaxCosSinTableEntries entries. Refuses split halves (ComputeElementCosSin).
 absl::StatusOr<std::vector<CosSin>> ComputeCosSin(const RotarySpec& spec,
                                                   const PositionsView& positions);
 

@@ -102,9 +102,40 @@ absl::StatusOr<AxisMap> HwAlternatingThenTAxisMap(absl::Span<const int32_t> sect
   return map;
 }
 
+absl::StatusOr<AxisMap> XdAxisMap(absl::Span<const int32_t> sections, int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
+  if (sections.empty() || sections.size() > kMaxAxes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "xd mrope_section must have 1 to ", kMaxAxes, " entries (one per axis), got [",
+        absl::StrJoin(sections, ", "), "]"));
+  }
+  int64_t sum = 0;
+  for (int32_t s : sections) {
+    if (s < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("mrope_section entries must be >= 0, got [",
+                                                     absl::StrJoin(sections, ", "), "]"));
+    }
+    sum += s;
+  }
+  if (sum != num_pairs) {
+    return absl::InvalidArgumentError(absl::StrCat("mrope_section [", absl::StrJoin(sections, ", "),
+                                                   "] sums to ", sum,
+                                                   ", expected rotary_dim / 2 = ", num_pairs));
+  }
+  const int count = static_cast<int>(sections.size());
+  AxisMap map = FillAxisMap(num_pairs, [&](int j) { return XdAxis(j, sections.data(), count); });
+  map.split_halves = true;
+  for (int j = 0; j < num_pairs; ++j) {
+    map.second_axis[j] = static_cast<uint8_t>(XdAxis(j + num_pairs, sections.data(), count));
+  }
+  return map;
+}
+
 absl::StatusOr<AxisMap> MropeAxisMap(MropeLayout layout, absl::Span<const int32_t> sections,
                                      int num_pairs) {
   switch (layout) {
+    case MropeLayout::kXd:
+      return XdAxisMap(sections, num_pairs);
     case MropeLayout::kBlocked:
       return BlockedAxisMap(sections, num_pairs);
     case MropeLayout::kInterleaved:
@@ -140,7 +171,13 @@ absl::Status ValidateAxisMap(const AxisMap& map, int num_pairs) {
         "axis map has ", map.num_pairs, " pairs, expected rotary_dim / 2 = ", num_pairs));
   }
   for (int j = 0; j < num_pairs; ++j) {
-    if (map.axis[j] >= kNumAxes) {
+    if (map.split_halves) {
+      if (map.axis[j] >= kMaxAxes || map.second_axis[j] >= kMaxAxes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("axis map entry ", j, " must have axes below ", kMaxAxes, ", got ",
+                         map.axis[j], " and ", map.second_axis[j]));
+      }
+    } else if (map.axis[j] >= kNumAxes) {
       return absl::InvalidArgumentError(
           absl::StrCat("axis map entry ", j, " must be 0, 1 or 2, got ", map.axis[j]));
     }

@@ -30,7 +30,12 @@ absl::StatusOr<AxisMap> InterleavedAxisMap(absl::Span<const int32_t> sections, i
 absl::StatusOr<AxisMap> HwAlternatingThenTAxisMap(absl::Span<const int32_t> sections,
                                                   int num_pairs);
 
-// The map `layout` gives `sections` over num_pairs pairs (one of the three builders above).
+// XD-RoPE (HunYuan-VL): 1 to kMaxAxes sections [s_0, s_1, ...], >= 0 and summing to num_pairs;
+// element d of the NeoX halves takes axis i of the block of 2 * s_i elements holding it
+// (XdAxis), so pair j's halves take axis XdAxis(j) and XdAxis(j + num_pairs) (split_halves).
+absl::StatusOr<AxisMap> XdAxisMap(absl::Span<const int32_t> sections, int num_pairs);
+
+// The map `layout` gives `sections` over num_pairs pairs (one of the four builders above).
 absl::StatusOr<AxisMap> MropeAxisMap(MropeLayout layout, absl::Span<const int32_t> sections,
                                      int num_pairs);
 
@@ -40,7 +45,8 @@ absl::StatusOr<AxisMap> ExplicitAxisMap(absl::Span<const int32_t> axes);
 // 1-D RoPE: every pair uses axis t.
 absl::StatusOr<AxisMap> TemporalAxisMap(int num_pairs);
 
-// Checks that `map` has `num_pairs` pairs in [1, kMaxRotaryPairs] and only axes 0..2.
+// Checks that `map` has `num_pairs` pairs in [1, kMaxRotaryPairs] and only axes 0..2 (split
+// halves: axes below kMaxAxes).
 absl::Status ValidateAxisMap(const AxisMap& map, int num_pairs);
 
 }  // namespace mrope

@@ -29,6 +29,16 @@ RotarySpec OnOneAxis(const RotarySpec& spec, int axis) {
 // Appends the [T][rotary_dim] columns of `positions` in `layout`.
 absl::Status AppendColumns(const RotarySpec& spec, CosSinLayout layout,
                            const PositionsView& positions, HfCosSin& out) {
+  if (spec.axis_map.split_halves) {
+    // XD-RoPE: the module's columns are the elements, each with its own axis.
+    MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> elements,
+                           ComputeElementCosSin(spec, positions));
+    for (const CosSin& cs : elements) {
+      out.cos.push_back(cs.cos);
+      out.sin.push_back(cs.sin);
+    }
+    return absl::OkStatus();
+  }
   MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> pairs, ComputeCosSin(spec, positions));
   const int half = spec.rotary_dim / 2;
   for (int64_t t = 0; t < positions.num_tokens; ++t) {
@@ -78,6 +88,9 @@ absl::StatusOr<HfCosSin> ComputeHfCosSin(const RotarySpec& spec, CosSinLayout la
   HfCosSin out;
   out.shape = {batch, tokens, spec.rotary_dim};
   if (layout == CosSinLayout::kPerAxis) {
+    if (spec.axis_map.split_halves) {
+      return absl::InvalidArgumentError("cos/sin: XD-RoPE has no per-axis layout");
+    }
     out.shape.insert(out.shape.begin(), kNumAxes);
     for (int axis = 0; axis < kNumAxes; ++axis) {
       const RotarySpec on_axis = OnOneAxis(spec, axis);

@@ -304,7 +304,8 @@ absl::Status ReadMropeSections(const RopeKeys& keys, RopeParameters& p) {
 
 }  // namespace
 
-absl::StatusOr<RopeParameters> ParseRopeParameters(const Value& config) {
+absl::StatusOr<RopeParameters> ParseRopeParameters(const Value& config,
+                                                   std::optional<MropeLayout> layout) {
   MROPE_ASSIGN_OR_RETURN(RopeKeys keys, RopeKeys::Locate(config));
   RopeParameters p;
   MROPE_ASSIGN_OR_RETURN(p.scaling.type, ReadRopeType(keys));
@@ -316,6 +317,7 @@ absl::StatusOr<RopeParameters> ParseRopeParameters(const Value& config) {
   MROPE_ASSIGN_OR_RETURN(p.scaling.theta, AsDouble(*theta, theta_path));
   MROPE_RETURN_IF_ERROR(ReadMethod(keys, p));
   MROPE_RETURN_IF_ERROR(ReadMropeSections(keys, p));
+  if (layout.has_value()) p.mrope_layout = *layout;
   MROPE_RETURN_IF_ERROR(ValidateRopeParameters(p, keys.prefix()));
   return p;
 }

@@ -36,6 +36,8 @@
 // Other keys are ignored. Errors are InvalidArgument naming the key's path and value, e.g.
 // "rope_scaling.factor must be a finite number > 0, got -2".
 
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
@@ -44,7 +46,10 @@
 
 namespace mrope {
 
-absl::StatusOr<RopeParameters> ParseRopeParameters(const google::protobuf::Value& config);
+// `layout`, when given, is the sections' layout whatever mrope_interleaved says (a family whose
+// rotary code decides it: ERNIE's, HunYuan-VL's XD-RoPE); the sections are checked against it.
+absl::StatusOr<RopeParameters> ParseRopeParameters(
+    const google::protobuf::Value& config, std::optional<MropeLayout> layout = std::nullopt);
 
 }  // namespace mrope
 

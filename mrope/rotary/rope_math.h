@@ -37,6 +37,8 @@ inline constexpr int64_t kMaxPosition = int64_t{1} << 24;
 // Position axes of M-RoPE: temporal, height, width (rows of a planar [3][T] position tensor).
 enum PositionAxis : uint8_t { kAxisT = 0, kAxisH = 1, kAxisW = 2 };
 inline constexpr int kNumAxes = 3;
+// Most axes a rotary reads: XD-RoPE (MropeLayout::kXd) takes one per mrope_section entry.
+inline constexpr int kMaxAxes = 8;
 
 // How the rotary pairs (x[j], x[j + rotary_dim/2]) vs (x[2j], x[2j+1]) are formed.
 enum class RotaryLayout : uint8_t {
@@ -73,14 +75,42 @@ enum class MropeLayout : uint8_t {
   kBlocked = 0,             // BlockedAxis: [t, h, w] blocks (Qwen2-VL, GLM)
   kInterleaved = 1,         // InterleavedAxis: Qwen3-VL's t h w t h w ...
   kHwAlternatingThenT = 2,  // HwAlternatingThenTAxis: ERNIE-4.5-VL
+  kXd = 3,                  // XdAxis: HunYuan-VL's XD-RoPE, any number of axes, halves apart
 };
+
+// XD-RoPE (HunYuan-VL): element d < rotary_dim of a head (NeoX halves) takes the axis of the
+// block of `sections` (in order, each 2 * s elements wide) that holds d, at frequency
+// d mod rotary_dim / 2. A pair's two elements can so take different axes: with [16, 16, 16,
+// 16], pair j < 32 rotates its first element by axis 0 and its second by axis 2.
+MROPE_HOST_DEVICE inline int XdAxis(int element, const int32_t* sections, int num_sections) {
+  int end = 0;
+  for (int i = 0; i < num_sections; ++i) {
+    end += 2 * sections[i];
+    if (element < end) return i;
+  }
+  return num_sections - 1;
+}
 
 // Per-pair axis table: axis[j] drives rotary pair j, for j < num_pairs (= rotary_dim / 2).
 // Built on the host (mrope/rotary/axis_map.h) and copied by value into kernels.
 struct AxisMap {
   int num_pairs = 0;
   uint8_t axis[kMaxRotaryPairs] = {};
+  // XD-RoPE: the second element of pair j takes the cos/sin of axis second_axis[j] (the
+  // first: axis[j]); false for every other layout, whose pairs take one axis.
+  bool split_halves = false;
+  uint8_t second_axis[kMaxRotaryPairs] = {};
 };
+
+// The axes `map` reads: 1 + its largest axis, at least kNumAxes (planar [3][T] positions).
+inline int AxisCount(const AxisMap& map) {
+  int count = kNumAxes;
+  for (int j = 0; j < map.num_pairs; ++j) {
+    if (map.axis[j] + 1 > count) count = map.axis[j] + 1;
+    if (map.split_halves && map.second_axis[j] + 1 > count) count = map.second_axis[j] + 1;
+  }
+  return count;
+}
 
 // Products and sums rounded to float32 one at a time: no FMA contraction on the device
 // (host code that must match is built with -ffp-contract=off).

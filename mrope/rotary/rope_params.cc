@@ -165,17 +165,20 @@ absl::string_view MropeLayoutName(MropeLayout layout) {
       return "interleaved";
     case MropeLayout::kHwAlternatingThenT:
       return "hw_alternating_then_t";
+    case MropeLayout::kXd:
+      return "xd";
   }
   return "unknown";
 }
 
 absl::StatusOr<MropeLayout> MropeLayoutFromName(absl::string_view name) {
   for (MropeLayout layout :
-       {MropeLayout::kBlocked, MropeLayout::kInterleaved, MropeLayout::kHwAlternatingThenT}) {
+       {MropeLayout::kBlocked, MropeLayout::kInterleaved, MropeLayout::kHwAlternatingThenT,
+        MropeLayout::kXd}) {
     if (MropeLayoutName(layout) == name) return layout;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown mrope layout '", name, "'; known: blocked, interleaved, hw_alternating_then_t"));
+      "unknown mrope layout '", name, "'; known: blocked, interleaved, hw_alternating_then_t, xd"));
 }
 
 absl::StatusOr<RopeType> RopeTypeFromName(absl::string_view name) {

@@ -14,6 +14,7 @@
 #include "mrope/common/status_macros.h"
 #include "mrope/model/model_family.h"
 #include "mrope/positions/sequence_positions.h"
+#include "mrope/positions/sequential_grid.h"
 
 namespace mrope {
 namespace {
@@ -210,6 +211,42 @@ absl::StatusOr<std::string> Explain(const ModelConfig& config, const BatchPlan& 
   return out;
 }
 
+// PositionScheme::kSequentialGrid: each row's length, delta and continuation, and its images
+// with the axes their grid tokens take.
+std::string ExplainSequentialGrid(const ModelConfig& config, const BatchPlan& plan) {
+  const SequentialGridPositions& grid = *plan.sequential_grid;
+  const int32_t axes = grid.num_axes;
+  std::string out = absl::StrCat(
+      config.rules->name, " under ", ConventionRulesOf(config.convention).name, ": ",
+      plan.batch_size, plan.batch_size == 1 ? " row" : " rows", " of ", plan.seq_len,
+      " columns, ", axes, " axes\nprompt layout: ",
+      ProcessorLayoutText(FamilyOf(config).processor),
+      "\n  every real token takes its index on every axis; an image's grid tokens take "
+      "(column, row, image) on axes ", axes - 3, ", ", axes - 2, ", ", axes - 1, "\n");
+  const int64_t b = plan.batch_size;
+  const int64_t l = plan.seq_len;
+  for (int64_t row = 0; row < b; ++row) {
+    std::vector<std::string> next;
+    for (int32_t a = 0; a < axes; ++a) {
+      next.push_back(absl::StrCat(grid.positions[(a * b + row) * l + l - 1] + 1));
+    }
+    absl::StrAppend(&out, "\nrow ", row, ": mrope_position_delta ", plan.layouts[row].delta,
+                    ", generation continues at (", absl::StrJoin(next, ", "), ")\n");
+    for (size_t i = 0; i < grid.images.size(); ++i) {
+      const GridImage& image = grid.images[i];
+      if (image.row != row) continue;
+      const int64_t grid_tokens = image.grid_rows * image.grid_columns;
+      absl::StrAppend(&out, "  image ", i, ": tokens ", image.first, "..", image.end - 1,
+                      image.end - image.first > grid_tokens ? " (begin and end keep their index)"
+                                                            : "",
+                      ", grid ", image.grid_rows, " rows x ", image.grid_columns,
+                      " columns (separator included): columns 0..", image.grid_columns - 1,
+                      ", rows 0..", image.grid_rows - 1, ", image ", i, "\n");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ExplainPlan(const ModelConfig& config, const BatchPlan& plan) {
@@ -226,6 +263,7 @@ absl::StatusOr<std::string> ExplainPlan(const ModelConfig& config, const BatchPl
     }
     return out;
   }
+  if (plan.sequential_grid != nullptr) return ExplainSequentialGrid(config, plan);
   if (plan.float_positions) return Explain<float>(config, plan);
   return Explain<int64_t>(config, plan);
 }

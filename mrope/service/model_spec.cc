@@ -1,6 +1,7 @@
 #include "mrope/service/model_spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "mrope/common/json.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/model/conventions.h"
@@ -27,6 +29,7 @@ namespace mrope {
 namespace {
 
 using ::google::protobuf::Value;
+using ::google::protobuf::util::MessageDifferencer;
 
 // Where a config.json keeps what mrope reads.
 struct HfLayout {
@@ -81,6 +84,77 @@ absl::StatusOr<double> ReadDouble(const Value& object, absl::string_view path_pr
 absl::Status PrefixError(const absl::Status& status, absl::string_view prefix) {
   if (status.ok() || prefix.empty()) return status;
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+}
+
+// HunYuan-VL's rope keys as its configuration class normalizes them, in the rope_parameters or
+// rope_scaling object: xdrope_section is mrope_section, rope type "xdrope" is "dynamic", and a
+// dynamic rope with a nonzero alpha is NTK by alpha: rewritten as the default type (its alpha
+// returned, for the caller to scale rope_theta by).
+absl::StatusOr<std::optional<double>> NormalizeXdRope(Value& object) {
+  if (object.kind_case() != Value::kStructValue) return std::nullopt;
+  std::optional<double> alpha;
+  for (const char* name : {"rope_parameters", "rope_scaling"}) {
+    auto& fields = *object.mutable_struct_value()->mutable_fields();
+    const auto found = fields.find(name);
+    if (found == fields.end() || found->second.kind_case() != Value::kStructValue) continue;
+    auto& rope = *found->second.mutable_struct_value()->mutable_fields();
+    if (const auto xd = rope.find("xdrope_section"); xd != rope.end()) {
+      const auto mrope = rope.find("mrope_section");
+      if (mrope != rope.end() && !MessageDifferencer::Equals(mrope->second, xd->second)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, ": mrope_section and xdrope_section are both given and differ"));
+      }
+      rope["mrope_section"] = xd->second;
+      rope.erase("xdrope_section");
+    }
+    for (const char* type_key : {"rope_type", "type"}) {
+      const auto type = rope.find(type_key);
+      if (type == rope.end()) continue;
+      if (type->second.string_value() == "xdrope") type->second.set_string_value("dynamic");
+      const auto given = rope.find("alpha");
+      if (type->second.string_value() != "dynamic" || given == rope.end()) continue;
+      MROPE_ASSIGN_OR_RETURN(const double value,
+                             AsDouble(given->second, absl::StrCat(name, ".alpha")));
+      if (value == 0) continue;  // HF: a falsy alpha keeps the dynamic type
+      if (!(value > 0) || !std::isfinite(value)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ".alpha must be finite and > 0, got ", value));
+      }
+      alpha = value;
+      type->second.set_string_value("default");
+      rope.erase("alpha");
+      rope.erase("factor");
+    }
+  }
+  return alpha;
+}
+
+// The number of position axes: the length of the rope's sections, wherever the checkpoint
+// keeps them (HunyuanOCR: top-level rope_scaling.xdrope_section; transformers 5.x:
+// text_config.rope_parameters.mrope_section).
+absl::StatusOr<int32_t> ReadNumAxes(const HfLayout& layout) {
+  const Value* text = FindField(*layout.root, "text_config");
+  for (const Value* object : {text, layout.root}) {
+    if (object == nullptr) continue;
+    for (absl::string_view rope_key : {"rope_parameters", "rope_scaling"}) {
+      const Value* rope = FindField(*object, rope_key);
+      if (rope == nullptr) continue;
+      for (absl::string_view sections_key : {"mrope_section", "xdrope_section"}) {
+        const Value* sections = FindField(*rope, sections_key);
+        if (sections == nullptr) continue;
+        if (sections->kind_case() != Value::kListValue) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              layout.root_path, object == text ? "text_config." : "", rope_key, ".",
+              sections_key, ": expected a list"));
+        }
+        return sections->list_value().values_size();
+      }
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "missing required field '", layout.root_path,
+      "rope_scaling.xdrope_section' (or [text_config.]rope_parameters.mrope_section) for ",
+      layout.family->name, ": its length is the number of position axes"));
 }
 
 absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
@@ -139,6 +213,9 @@ absl::StatusOr<ModelConfig> PositionsFromHfConfig(const HfLayout& layout) {
                            ReadDouble(*vision, vision_path, "tokens_per_second", std::nullopt,
                                       family.name));
   }
+  if (policy.scheme == PositionScheme::kSequentialGrid) {
+    MROPE_ASSIGN_OR_RETURN(config.num_axes, ReadNumAxes(layout));
+  }
   MROPE_RETURN_IF_ERROR(ValidateModelConfig(config));
   return config;
 }
@@ -179,6 +256,7 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
           ? VideoTimeRounding::kTruncateIntervalFirst
           : VideoTimeRounding::kScaleThenTruncate;
   if (p.has_temporal_merge_size()) config.temporal_merge_size = p.temporal_merge_size();
+  if (p.has_num_axes()) config.num_axes = p.num_axes();
   switch (p.convention()) {
     case v1::PositionParams::VLLM:
       config.convention = Convention::kVllm;
@@ -214,7 +292,8 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
   return config;
 }
 
-absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope) {
+absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope,
+                                             std::optional<MropeLayout> layout) {
   // The proto's fields are HF's keys, so its JSON is a flattened HF rope config: one parser,
   // one set of defaults and checks.
   google::protobuf::util::JsonPrintOptions options;
@@ -225,7 +304,7 @@ absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope) {
     return absl::InternalError(absl::StrCat("rope: ", std::string(printed.message())));
   }
   MROPE_ASSIGN_OR_RETURN(const Value value, ParseJson(json));
-  auto params = ParseRopeParameters(value);
+  auto params = ParseRopeParameters(value, layout);
   if (!params.ok()) return PrefixError(params.status(), "rope");
   return params;
 }
@@ -398,10 +477,30 @@ Value PresetRopeObject(const ModelConfig& positions) {
 absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions,
                                                     const Value& object,
                                                     absl::string_view path) {
-  auto rope = ParseRopeParameters(object);
-  if (!rope.ok()) return PrefixError(rope.status(), path);
   const ModelFamilyInfo& family = FamilyOf(positions);
   const RopePreset& preset = family.rope;
+  Value normalized = object;
+  std::optional<double> alpha;
+  if (preset.ntk_alpha) {
+    absl::StatusOr<std::optional<double>> taken = NormalizeXdRope(normalized);
+    if (!taken.ok()) return PrefixError(taken.status(), path);
+    alpha = *taken;
+  }
+  auto rope = ParseRopeParameters(
+      normalized, preset.sections == SectionSource::kRotaryCode
+                      ? std::optional<MropeLayout>(preset.mrope_layout)
+                      : std::nullopt);
+  if (!rope.ok()) return PrefixError(rope.status(), path);
+  if (alpha.has_value()) {
+    // HunYuanVLRotaryEmbedding.compute_ntk_alpha_rope_parameters, in Python floats.
+    const double d = rope->head_dim;
+    rope->scaling.theta *= std::pow(*alpha, d / (d - 2));
+    if (!std::isfinite(rope->scaling.theta) || rope->scaling.theta > kMaxRopeBase) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, path.empty() ? "" : ".", "alpha: rope_theta * alpha^(head_dim / (head_dim - 2)) "
+          "must be at most ", kMaxRopeBase, ", got ", rope->scaling.theta));
+    }
+  }
   if (preset.sections == SectionSource::kConfigRequired && rope->mrope_section.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "missing required field '", path, path.empty() ? "" : ".",
@@ -485,12 +584,13 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const v1::ModelParams& params) {
         "'s rotary is per layer type, which ModelParams cannot hold; load its config.json"));
   }
   if (params.has_rope()) {
-    MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromProto(params.rope()));
     // As for config.json: the rotary code of a transformers 5.x family decides the layout.
     const RopePreset& preset = FamilyOf(spec.positions).rope;
-    if (preset.sections == SectionSource::kRotaryCode && !spec.rope->mrope_section.empty()) {
-      spec.rope->mrope_layout = preset.mrope_layout;
-    }
+    MROPE_ASSIGN_OR_RETURN(spec.rope,
+                           RopeFromProto(params.rope(),
+                                         preset.sections == SectionSource::kRotaryCode
+                                             ? std::optional<MropeLayout>(preset.mrope_layout)
+                                             : std::nullopt));
   }
   return spec;
 }

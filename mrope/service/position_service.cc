@@ -111,11 +111,11 @@ absl::Status FillEvsDecode(const VllmEvsPositions& evs, int64_t steps,
   return evs.Fill<Out>(n, n + steps, {t, t + steps, t + 2 * steps});
 }
 
-// cos/sin [tokens][pairs] of planar positions [3][tokens].
+// cos/sin [tokens][pairs] of planar positions [num_axes][tokens].
 template <typename Out>
-absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
+absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout, int32_t num_axes,
                         const PositionBuffer<Out>& planar, PositionResult<Out>& result) {
-  const int64_t tokens = planar.size() / 3;
+  const int64_t tokens = planar.size() / num_axes;
   // The rotary math takes integer positions; float32 ones must be integral.
   std::vector<int64_t> widened;
   const void* data = planar.data();
@@ -168,6 +168,14 @@ absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout,
 absl::StatusOr<PositionService> PositionService::Create(ModelSpec spec, PositionLimits limits) {
   MROPE_ASSIGN_OR_RETURN(SequencePlanner planner, SequencePlanner::Create(spec.positions, limits));
   if (spec.rope.has_value()) MROPE_RETURN_IF_ERROR(ValidateRopeParameters(*spec.rope));
+  if (spec.rope.has_value() && spec.positions.rules->policy.scheme ==
+                                   PositionScheme::kSequentialGrid &&
+      static_cast<int32_t>(spec.rope->mrope_section.size()) != spec.positions.num_axes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec.name, ": num_axes = ", spec.positions.num_axes, " but mrope_section has ",
+        spec.rope->mrope_section.size(), " entries; ", spec.positions.rules->name,
+        " takes one position axis per section"));
+  }
   ModelConfig vllm = spec.positions;
   vllm.convention = Convention::kVllm;
   absl::StatusOr<SequencePlanner> vllm_planner = SequencePlanner::Create(vllm, limits);
@@ -224,6 +232,14 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   }
   PositionResult<Out> result;
   const int64_t b = plan.batch_size;
+  if (plan.sequential_grid != nullptr &&
+      (options.context_parallel.has_value() || options.window.has_value() ||
+       options.layout == OutputLayout::kPacked)) {
+    return absl::UnimplementedError(absl::StrCat(
+        spec_.name, ": ", spec_.positions.rules->name,
+        "'s positions are given whole and padded; windows, the packed layout and context "
+        "parallelism are not implemented for them"));
+  }
   if (plan.evs != nullptr) {
     if (options.context_parallel.has_value()) {
       return absl::InvalidArgumentError(
@@ -250,7 +266,7 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
     MROPE_RETURN_IF_ERROR(FillBatch(
         plan, result.position_ids,
         options.rope_index_padding ? Padding::kGetRopeIndex : Padding::kPrefill));
-    result.shape = {3, b, plan.seq_len};
+    result.shape = {plan.num_axes, b, plan.seq_len};
   }
   result.mrope_position_deltas = PerRowDeltas<Out>(plan, &RowLayout::delta);
   result.rope_deltas = PerRowDeltas<Out>(plan, &RowLayout::decode_delta);
@@ -263,7 +279,7 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   }
   if (options.cos_sin) {
     MROPE_RETURN_IF_ERROR(
-        FillCosSin(*spec_.rope, RotaryLayoutOf(spec_), result.position_ids, result));
+        FillCosSin(*spec_.rope, RotaryLayoutOf(spec_), plan.num_axes, result.position_ids, result));
   }
   return result;
 }

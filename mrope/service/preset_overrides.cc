@@ -132,7 +132,10 @@ absl::StatusOr<bool> SameRotary(const RopeParameters& a, const RopeParameters& b
     if (x.head_dim != y.head_dim || x.rotary_dim != y.rotary_dim ||
         x.attention_scaling != y.attention_scaling || x.inv_freq != y.inv_freq ||
         x.axis_map.num_pairs != y.axis_map.num_pairs ||
-        !std::equal(x.axis_map.axis, x.axis_map.axis + x.axis_map.num_pairs, y.axis_map.axis)) {
+        !std::equal(x.axis_map.axis, x.axis_map.axis + x.axis_map.num_pairs, y.axis_map.axis) ||
+        x.axis_map.split_halves != y.axis_map.split_halves ||
+        !std::equal(x.axis_map.second_axis, x.axis_map.second_axis + x.axis_map.num_pairs,
+                    y.axis_map.second_axis)) {
       return false;
     }
   }
@@ -228,6 +231,11 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
     rope_fields.erase("head_dim");
   }
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions, rope, what));
+  if (spec.positions.rules->policy.scheme == PositionScheme::kSequentialGrid) {
+    // HunYuan-VL: one position axis per section, as its get_rope_index counts them.
+    spec.positions.num_axes = static_cast<int32_t>(spec.rope->mrope_section.size());
+    MROPE_RETURN_IF_ERROR(Prefixed(ValidateModelConfig(spec.positions), what));
+  }
   if (const Value* interleaved = FindField(overrides, "mrope_interleaved");
       interleaved != nullptr &&
       interleaved->bool_value() != (spec.rope->mrope_layout == MropeLayout::kInterleaved)) {

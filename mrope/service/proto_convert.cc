@@ -235,7 +235,10 @@ v1::PositionResponse ResponseFromResult(const PositionResult<Out>& result,
   SetValues(result.mrope_position_deltas, {b}, *response.mutable_mrope_position_deltas());
   SetValues(result.rope_deltas, {b}, *response.mutable_rope_deltas());
   if (result.decode_steps > 0) {
-    SetValues(result.decode_position_ids, {3, b, result.decode_steps},
+    // One plane per position axis: 3, or HunYuan-VL's len(mrope_section).
+    const int64_t planes =
+        static_cast<int64_t>(result.decode_position_ids.size()) / (b * result.decode_steps);
+    SetValues(result.decode_position_ids, {planes, b, result.decode_steps},
               *response.mutable_decode_position_ids());
   }
   if (result.num_pairs > 0) {

@@ -28,7 +28,8 @@ class LibraryInfo(ctypes.Structure):
 class ModelInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("float_positions", ctypes.c_int32),
                 ("has_rope", ctypes.c_int32), ("qk_norm", ctypes.c_int32),
-                ("name", ctypes.c_char_p), ("family", ctypes.c_char_p)]
+                ("name", ctypes.c_char_p), ("family", ctypes.c_char_p),
+                ("num_axes", ctypes.c_int32)]
 
 
 class RotaryInfo(ctypes.Structure):

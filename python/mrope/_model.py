@@ -129,7 +129,8 @@ class Model:
         return images, videos, kwargs
 
     def get_rope_index(self, input_ids, *args, **kwargs):
-        """HF's ``get_rope_index``: ``(position_ids [3, B, L], mrope_position_deltas [B, 1])``.
+        """HF's ``get_rope_index``: ``(position_ids [3, B, L], mrope_position_deltas [B, 1])``
+        (HunYuan-VL: ``[len(mrope_section), B, L]``, one plane per XD-RoPE axis).
 
         A drop-in for ``Qwen2VLModel.get_rope_index`` and the other families' (same arguments,
         values, dtypes and shapes: int64, or float32 for Qwen3-Omni). Torch tensors in give
@@ -142,7 +143,8 @@ class Model:
                 the batch's images / videos), then attention_mask (Qwen2.5-VL:
                 second_per_grid_ts, attention_mask; Omni: attention_mask, use_audio_in_video,
                 audio_seqlens, second_per_grids; ERNIE: attention_mask, mm_token_type_ids).
-                GLM-Image: ``image_grid_thw, images_per_sample, attention_mask``. Under
+                GLM-Image: ``image_grid_thw, images_per_sample, attention_mask``. HunYuan-VL:
+                ``mm_token_type_ids, image_grid_thw, attention_mask``. Under
                 ``hf_v5`` (transformers >= 5.3) ``mm_token_type_ids`` comes first:
                 ``(input_ids, mm_token_type_ids, image_grid_thw, video_grid_thw, ...)``.
             **kwargs: any of those by name, and ``mm_token_type_ids`` ([B, L]: 0 text, 1 image,
@@ -196,7 +198,8 @@ class Model:
         (Qwen2-VL's [3, B, T, rotary_dim] for ``apply_multimodal_rotary_pos_emb``).
 
         Args:
-            position_ids: [3, B, T] (or [B, T]: every axis the same) integers.
+            position_ids: [3, B, T] (HunYuan-VL: [len(mrope_section), B, T]; or [B, T]:
+                every axis the same) integers.
             transformers: the release whose module to follow, e.g. ``"4.57.6"``; default the
                 installed transformers' version (ValueError when none is installed).
             layer_type: required for a model whose rotary is per layer type (Cohere Compass:

@@ -271,11 +271,14 @@ class Plan {
   py::array DecodePositions(int64_t steps) const {
     if (steps < 1) throw py::value_error(absl::StrCat("steps must be >= 1, got ", steps));
     OutputOptions options;
-    options.window = TokenWindow{0, 1};  // the smallest prompt output; only decode is kept
+    // The smallest prompt output; only decode is kept. (Sequential-grid plans, given whole,
+    // take no window.)
+    if (plan_.sequential_grid == nullptr) options.window = TokenWindow{0, 1};
     options.decode_steps = steps;
     return WithPositionType(plan_.float_positions, [&](auto zero) {
       auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
-      return MoveToNumpy(std::move(result.decode_position_ids), {3, plan_.batch_size, steps});
+      return MoveToNumpy(std::move(result.decode_position_ids),
+                         {plan_.num_axes, plan_.batch_size, steps});
     });
   }
 
@@ -542,13 +545,15 @@ class Model {
   }
 
   // The family's text rotary module's forward(x, position_ids) in transformers `transformers`
-  // (default: the installed one): position_ids [3, B, T] (or [B, T]: every axis the same)
-  // integers.
+  // (default: the installed one): position_ids [num_axes, B, T] (or [B, T]: every axis the
+  // same) integers.
   py::tuple CosSin(py::handle position_ids, const std::optional<std::string>& transformers) const {
     const py::array_t<int64_t> positions = ReadInt64Array(position_ids, "position_ids");
     const bool planar = positions.ndim() == 3;
-    if (!(planar && positions.shape(0) == kNumAxes) && positions.ndim() != 2) {
-      throw py::value_error("position_ids: expected [3, batch, tokens] or [batch, tokens]");
+    const int32_t axes = spec().positions.num_axes;
+    if (!(planar && positions.shape(0) == axes) && positions.ndim() != 2) {
+      throw py::value_error(absl::StrCat("position_ids: expected [", axes,
+                                         ", batch, tokens] or [batch, tokens]"));
     }
     const int64_t rows = positions.shape(planar ? 1 : 0);
     const int64_t tokens = positions.shape(planar ? 2 : 1);

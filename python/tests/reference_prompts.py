@@ -63,11 +63,17 @@ FAMILY_CONFIG = {
     "cohere_compass": {"vision_start_token_id": 255028, "vision_end_token_id": 255029,
                        "image_token_id": 255031, "video_token_id": 255032,
                        "spatial_merge_size": 2},
+    # tencent/HunyuanOCR: four XD-RoPE axes (rope_scaling.xdrope_section [16, 16, 16, 16]);
+    # its <image_start> and <image_end> (im_start_id, im_end_id) are read by no position rule.
+    "hunyuan_vl": {"image_token_id": 120120, "spatial_merge_size": 2,
+                   "mrope_section": [16, 16, 16, 16]},
 }
 # The text ids around those families' blocks (<vision_start>, <vision_end>): Keye's are the
 # Qwen3 tokenizer's; openPangu-VL's stand-ins (no installed file gives them).
 MARKERS = {"openpangu_vl": {"vision_start_token_id": 144206, "vision_end_token_id": 144207},
            "keye": {"vision_start_token_id": 151652, "vision_end_token_id": 151653}}
+# Ids a prompt carries but no config key names: HunYuan-VL's image begin and end tokens.
+BRACKETS = {"hunyuan_vl": (120118, 120119)}
 # How each family's processor lays a block out: Qwen2-VL's one run of pads, Qwen3-VL's
 # timestamped frames, GLM-4.1V's bracketed frames, ERNIE-4.5-VL's one bracketed run (its
 # timestamps are drawn on the frames); PaddleOCR-VL's processor takes images only.
@@ -76,10 +82,10 @@ LAYOUT = {"qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "paddleocr_vl": "qwen2",
           "cosmos3_omni": "qwen3", "cosmos3_edge": "qwen3", "glm4v": "glm", "glm46v": "glm",
           "qwen2_5_omni": "qwen2", "qwen3_omni": "qwen2", "ernie4_5_vl_moe": "ernie",
           "openpangu_vl": "pangu", "isaac": "runs", "keye": "qwen2",
-          "cohere_compass": "qwen3"}
+          "cohere_compass": "qwen3", "hunyuan_vl": "hunyuan"}
 # openPangu-VL: a video's frames are separated by <vision_end><vision_start> inside one pair;
 # Isaac: an image is its pads alone.
-IMAGES_ONLY = ("paddleocr_vl", "isaac")
+IMAGES_ONLY = ("paddleocr_vl", "isaac", "hunyuan_vl")
 # Families with audio blocks (<audio_start> pads <audio_end>) and, when a batch's
 # use_audio_in_video is set, videos with their audio interleaved (Qwen2.5-Omni: by 2-second
 # chunk; Qwen3-Omni: token by token by time).
@@ -90,7 +96,7 @@ PAD_ID = 151643  # <|endoftext|>, the Qwen tokenizers' pad; GLM's is 151329, als
 # its special tokens from 100272 on).
 TEXT_IDS = {"paddleocr_vl": (0, 100000), "ernie4_5_vl_moe": (0, 100000),
             "glm_image": (16386, 160000), "cosmos3_edge": (1000, 100000),
-            "openpangu_vl": (50000, 144000)}
+            "openpangu_vl": (50000, 144000), "hunyuan_vl": (0, 120000)}
 DEFAULT_TEXT_IDS = (0, 151000)
 
 # Video sampling rates: seconds per temporal grid is temporal_patch_size (2) / fps, so fps above
@@ -121,8 +127,14 @@ def _placeholder(family, video, version, types):
     return media[0], media[-1] + 1 - media[0]
 
 
-def _image_tokens(family, grid, ids):
-    """(token ids, mm types) of one image block."""
+def _image_tokens(family, grid, ids, extra=True):
+    """(token ids, mm types) of one image block. HunYuan-VL: <image_start>, image tokens for
+    h/2 rows of w/2 + 1 (a row separator) and, when the processor's cat_extra_token (`extra`),
+    a begin and an end token, then <image_end>."""
+    if LAYOUT[family] == "hunyuan":
+        start, end = BRACKETS[family]
+        pads = grid[1] // 2 * (grid[2] // 2 + 1) + (2 if extra else 0)
+        return [start] + [ids["image_token_id"]] * pads + [end], [0] + [1] * pads + [0]
     pads = grid[0] * grid[1] * grid[2] // 4
     if LAYOUT[family] == "runs":
         return [ids["image_token_id"]] * pads, [1] * pads
@@ -236,6 +248,7 @@ def random_prompt(rng, family, version):
     rows, images, videos, seconds, layouts, features = [], [], [], [], [], []
     audios = []
     in_video = family in AUDIO and bool(rng.integers(0, 2))  # use_audio_in_video
+    extra = family not in BRACKETS or bool(rng.integers(0, 2))  # HunYuan's cat_extra_token
     batch = int(rng.integers(1, 5))
     for _ in range(batch):
         n_text = int(rng.integers(1, 12))
@@ -270,7 +283,7 @@ def random_prompt(rng, family, version):
                 videos.append(grid)
                 seconds.append(2.0 / fps)
             else:
-                block, block_types = _image_tokens(family, grid, ids)
+                block, block_types = _image_tokens(family, grid, ids, extra)
                 images.append(grid)
                 layout.append("I%dx%dx%d" % grid)
             start, length = _placeholder(family, video, version, block_types)

@@ -44,6 +44,7 @@ MODEL_CLASSES = {
     "cosmos3_omni": "cosmos3_omni.modeling_cosmos3_omni.Cosmos3OmniModel",
     "cosmos3_edge": "cosmos3_edge.modeling_cosmos3_edge.Cosmos3EdgeModel",
     "cohere_compass": "cohere_compass.modeling_cohere_compass.CohereCompassModel",
+    "hunyuan_vl": "hunyuan_vl.modeling_hunyuan_vl.HunYuanVLModel",
 }
 # A class's name in earlier releases (reference_releases.py): ERNIE's in 5.0 to 5.2.
 FORMER_NAMES = {"ernie4_5_vl_moe": ("Ernie4_5_VL_MoeModel",)}
@@ -134,13 +135,16 @@ def _generate_decode(model, prompt, steps):
 
 def _config(values):
     vision = types.SimpleNamespace(temporal_patch_size=2, tokens_per_second=2)
-    ids = {}
+    ids, text = {}, {}
     for key, value in values.items():
         if key in ("spatial_merge_size", "temporal_merge_size", "tokens_per_second"):
             setattr(vision, key, value)
+        elif key == "mrope_section":  # HunYuan-VL: its length is the number of axes
+            text["rope_parameters"] = {key: value}
         else:
             ids[key] = value
-    return types.SimpleNamespace(vision_config=vision, text_config=types.SimpleNamespace(**ids),
+    return types.SimpleNamespace(vision_config=vision,
+                                 text_config=types.SimpleNamespace(**ids, **text),
                                  audio_config=types.SimpleNamespace(n_window=50), **ids)
 
 

@@ -43,6 +43,7 @@ MODULES = {
     "cosmos3_edge": ("cosmos3_edge", "Cosmos3EdgeTextConfig", "Cosmos3EdgeTextRotaryEmbedding"),
     "cohere_compass": ("cohere_compass", "CohereCompassTextConfig",
                        "CohereCompassRotaryEmbedding"),
+    "hunyuan_vl": ("hunyuan_vl", "HunYuanVLTextConfig", "HunYuanVLRotaryEmbedding"),
 }
 # Families whose rotary is per layer type: the rotary type the case runs (forward's layer_type),
 # beside a NoPE full_attention layer (rope_parameters null).

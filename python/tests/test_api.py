@@ -287,3 +287,30 @@ def test_cohere_compass_vllm_takes_images_only():
     positions, delta = model.get_mrope_input_positions(
         np.where(tokens == 255032, 255031, tokens), [image])
     assert delta == -2 and np.asarray(positions)[:, -1].tolist() == [5, 5, 5]
+
+
+def test_hunyuan_positions_take_one_axis_per_section():
+    """HunYuan-VL's XD-RoPE: [len(mrope_section), B, L] positions (the image's grid tokens take
+    (column, row, image) on the last three axes), decode per axis, cos/sin of those axes; the
+    sections' count sets the axes."""
+    model = mrope.Model.from_config("hunyuan_vl")
+    ids = [[7, 120118] + [120120] * 6 + [120119, 8]]  # text, <start>, begin, 2x2 grid, end, ...
+    types = [[0, 0] + [1] * 6 + [0, 0]]
+    positions, deltas = model.get_rope_index(ids, types, [[1, 4, 2]])
+    assert positions.shape == (4, 1, 10) and positions.dtype == np.int64
+    np.testing.assert_array_equal(positions[0, 0], np.arange(10))
+    np.testing.assert_array_equal(positions[1, 0], [0, 1, 2, 0, 1, 0, 1, 7, 8, 9])
+    np.testing.assert_array_equal(positions[2, 0], [0, 1, 2, 0, 0, 1, 1, 7, 8, 9])
+    np.testing.assert_array_equal(positions[3, 0], [0, 1, 2, 0, 0, 0, 0, 7, 8, 9])
+    np.testing.assert_array_equal(deltas, [[0]])
+    plan = model.plan(ids, types, [[1, 4, 2]])
+    np.testing.assert_array_equal(plan.decode_positions(2), np.full((4, 1, 2), [10, 11]))
+    with pytest.raises(ValueError, match="windows, the packed layout"):
+        plan.positions(0, 4)
+    cos, sin = model.cos_sin(positions, transformers="5.23.0")
+    assert cos.shape == sin.shape == (1, 10, 128)
+    one_axis, _ = model.cos_sin(positions[0], transformers="5.23.0")  # [B, T]: every axis the token's index
+    np.testing.assert_array_equal(cos[0, :3], one_axis[0, :3])  # text: all axes agree
+    assert not np.array_equal(cos[0, 4], one_axis[0, 4])  # a grid token: they do not
+    five = mrope.Model.from_config("hunyuan_vl", {"mrope_section": [16, 16, 16, 8, 8]})
+    assert five.get_rope_index(ids, types, [[1, 4, 2]])[0].shape == (5, 1, 10)

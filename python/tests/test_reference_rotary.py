@@ -58,10 +58,18 @@ ROPE = {
     # Cosmos3-Edge's 1e8 is LARGE_BASE_POW's threshold (below): a smaller theta here.
     "cosmos3_edge": (32, 1e6, [6, 5, 5], None),
     "cohere_compass": (32, 1e4, [6, 5, 5], None),
+    # HunYuan-VL's XD-RoPE: four axes, unequal sections, so pairs' halves take different axes.
+    "hunyuan_vl": (32, 1e4, [5, 3, 4, 4], None),
 }
 # Families whose rotary is per layer type: the type the cases rotate with (a NoPE
 # full_attention type beside it rotates nothing).
 LAYER_TYPE = {"cohere_compass": "sliding_attention"}
+# Families whose rotary reads alpha: a dynamic rope with it is static NTK (HunyuanOCR's
+# rope_scaling: type "xdrope", alpha 1000, factor 1.0).
+NTK_ALPHA = ("hunyuan_vl",)
+# Families whose rotary pairs halves of different axes (mrope_layout xd): not in the kernels.
+XD_ROPE = ("hunyuan_vl",)
+NTK_ALPHA_SCALING = {"rope_type": "dynamic", "factor": 1.0, "alpha": 1000.0}
 # The families transformers 4.57.6 has.
 V4_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "qwen3_omni", "glm4v",
                "glm4v_moe")
@@ -86,10 +94,20 @@ def scalings(pairs):
 def rope_of(family, rope_type):
     head_dim, theta, sections, partial = ROPE[family]
     pairs = int(head_dim * (partial or 1.0)) // 2
-    scaling = scalings(pairs)[rope_type]
+    if rope_type == "ntk_alpha":
+        scaling = dict(NTK_ALPHA_SCALING)
+    else:
+        scaling = scalings(pairs)[rope_type]
+        scaling = dict(scaling, rope_type=rope_type) if rope_type != "default" else {}
     return {"head_dim": head_dim, "rope_theta": theta, "mrope_section": sections,
             "partial_rotary_factor": partial, "max_position_embeddings": MAX_POSITION_EMBEDDINGS,
-            "scaling": dict(scaling, rope_type=rope_type) if rope_type != "default" else {}}
+            "scaling": scaling, "case_type": rope_type}
+
+
+def type_index(rope_type):
+    """The rope type's index in the cases' seeds (ntk_alpha after the others)."""
+    names = sorted(scalings(1))
+    return names.index(rope_type) if rope_type in names else len(names)
 
 
 def rope_types(family):
@@ -97,7 +115,7 @@ def rope_types(family):
     class's validate_architecture) refuse all but the default."""
     if family in ("ernie4_5_vl_moe", "cosmos3_edge"):
         return ("default",)
-    return tuple(scalings(1))
+    return tuple(scalings(1)) + (("ntk_alpha",) if family in NTK_ALPHA else ())
 
 
 def combinations():
@@ -126,8 +144,7 @@ def marks(rope_type):
 
 def cases_of(family, rope_type, seed):
     """POSITION_SETS random position sets with q, k, for one family and rope type."""
-    rng = np.random.default_rng([seed, sorted(ROPE).index(family), sorted(scalings(1)).index(
-        rope_type)])
+    rng = np.random.default_rng([seed, sorted(ROPE).index(family), type_index(rope_type)])
     rope = rope_of(family, rope_type)
     cases = []
     for i in range(POSITION_SETS):
@@ -136,7 +153,7 @@ def cases_of(family, rope_type, seed):
         heads = rope["head_dim"]
         cases.append({
             "family": family, "rope": rope,
-            "position_ids": rng.integers(0, top, (3, batch, tokens)),
+            "position_ids": rng.integers(0, top, (len(rope["mrope_section"]), batch, tokens)),
             "q": rng.uniform(-1, 1, (batch, 2, tokens, heads)).astype(np.float32),
             "k": rng.uniform(-1, 1, (batch, 1, tokens, heads)).astype(np.float32)})
     return cases
@@ -148,8 +165,7 @@ def reference_outputs(reference, seed):
     cases = [c for r, f, t in COMBINATIONS if r == reference for c in cases_of(f, t, seed)]
     outputs = reference_env.run("reference_runner_rotary.py", REFERENCES[reference][1],
                                 {"cases": cases})
-    return outputs["version"], {(c["family"], c["rope"]["scaling"].get("rope_type", "default"),
-                                 i % POSITION_SETS): r
+    return outputs["version"], {(c["family"], c["rope"]["case_type"], i % POSITION_SETS): r
                                 for i, (c, r) in enumerate(zip(cases, outputs["results"]))}
 
 
@@ -163,7 +179,7 @@ def model_for(family, rope, tmp_path=None):
     if rope["partial_rotary_factor"] is not None:
         overrides["partial_rotary_factor"] = rope["partial_rotary_factor"]
     scaling = dict(rope["scaling"])
-    if scaling.get("rope_type") in ("dynamic", "longrope"):
+    if scaling.get("rope_type") in ("dynamic", "longrope") and "alpha" not in scaling:
         overrides["max_position_embeddings"] = rope["max_position_embeddings"]
     if scaling.get("rope_type") == "longrope":  # mrope reads LongRoPE's length at top level
         overrides["original_max_position_embeddings"] = scaling.pop(
@@ -243,6 +259,10 @@ def test_cos_sin_and_rotation(reference, family, rope_type, request, tmp_path):
                 f"{np.argwhere(ours != exact)[:5].tolist()}")
             assert ulps(ours, native).max() <= 4, f"{where}: {name}"
         if not _capi.kernels_on_host():
+            continue
+        if family in XD_ROPE:  # the kernels refuse a pair's halves on different axes
+            with pytest.raises(ValueError, match="XD-RoPE"):
+                mrope_rotation(model, case)
             continue
         q, k = mrope_rotation(model if layer_type is None else model.for_layer_type(layer_type),
                               case)

@@ -22,7 +22,8 @@ import reference_prompts
 
 FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v", "qwen3_5", "qwen3_5_moe", "glm46v",
             "paddleocr_vl", "qwen2_5_omni", "qwen3_omni", "ernie4_5_vl_moe", "glm_image",
-            "qwen4_exp", "cosmos3_omni", "cosmos3_edge", "cohere_compass")
+            "qwen4_exp", "cosmos3_omni", "cosmos3_edge", "cohere_compass",
+            "hunyuan_vl")
 # Families new in transformers 5.x.
 NEW_IN_V5 = ("qwen3_5", "qwen3_5_moe", "glm46v", "paddleocr_vl", "ernie4_5_vl_moe", "glm_image")
 OMNI = ("qwen2_5_omni", "qwen3_omni")
@@ -34,7 +35,8 @@ TYPED_BLOCKS = ("qwen3_5", "qwen3_5_moe", "paddleocr_vl", "ernie4_5_vl_moe")
 # Families new after 5.3: the first release with each; their one preset follows it (hf_v5, given
 # mm_token_type_ids as every hf_v5 preset is).
 FIRST_RELEASE = {"qwen4_exp": (5, 23), "cosmos3_omni": (5, 23), "cosmos3_edge": (5, 23),
-                 "cohere_compass": (5, 23)}
+                 "cohere_compass": (5, 23),
+                 "hunyuan_vl": (5, 23)}
 FIELDS = ("positions", "padding", "deltas", "dtypes", "decode")
 DECODE_STEPS = 3
 

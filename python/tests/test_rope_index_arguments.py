@@ -40,6 +40,7 @@ V5_15_0 = {
     # 5.23.0, their first release.
     "qwen4_exp": types_first(GRIDS_MASK), "cosmos3_omni": types_first(GRIDS_MASK),
     "cosmos3_edge": types_first(GRIDS_MASK), "cohere_compass": types_first(GRIDS_MASK),
+    "hunyuan_vl": ("mm_token_type_ids", "image_grid_thw", "attention_mask"),  # images only
     # The Omni thinkers' hf_v5 (5.16.0's generate()) keeps v4.57.6's get_rope_index.
     "qwen2_5_omni": OMNI, "qwen3_omni": OMNI,
 }

@@ -408,8 +408,8 @@ TEST(CliTest, UsageErrors) {
                         "qwen2_vl_vllm, qwen2_5_vl, qwen2_5_vl_hf, "));
   run = RunMrope("positions --request=x");
   EXPECT_THAT(run.err, HasSubstr("--config is required: a preset (qwen2_vl, "));
-  EXPECT_THAT(run.err, HasSubstr("openpangu_vl, isaac, keye, cohere_compass, cohere_compass_vllm) "
-                                 "or a model's config.json"));
+  EXPECT_THAT(run.err, HasSubstr("openpangu_vl, isaac, keye, cohere_compass, cohere_compass_vllm, "
+                                 "hunyuan_vl) or a model's config.json"));
 }
 
 }  // namespace

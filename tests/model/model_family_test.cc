@@ -39,7 +39,7 @@ TEST(ModelFamilyTable, RowsFollowTheEnumAndPresetsValidate) {
       EXPECT_TRUE(ValidateModelConfig(*config).ok());
     }
   }
-  EXPECT_EQ(ModelFamilies().size(), 21u);
+  EXPECT_EQ(ModelFamilies().size(), 22u);
 }
 
 // A row's policy is what the planner uses, with the config's convention and rounding applied.

@@ -3,11 +3,14 @@
 // 5.23.0's with the checkpoint's partial rotary), into their row's preset: ids, merge sizes,
 // reference convention and rotary values.
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/common/json.h"
@@ -47,6 +50,7 @@ void ExpectPreset(const ModelSpec& spec, absl::string_view preset_name) {
   EXPECT_EQ(got.spatial_merge_size, want.spatial_merge_size);
   EXPECT_EQ(got.temporal_merge_size, want.temporal_merge_size);
   EXPECT_EQ(got.convention, want.convention);
+  EXPECT_EQ(got.num_axes, want.num_axes);
   EXPECT_EQ(RotaryLayoutOf(spec), RotaryLayoutOf(preset));
   EXPECT_THAT(spec.layer_types, ElementsAreArray(preset.layer_types));
   ASSERT_EQ(spec.layer_type_ropes.size(), preset.layer_type_ropes.size());
@@ -72,7 +76,7 @@ TEST(V5FamilyConfigsTest, EveryNewFamilyLoadsIntoItsPreset) {
   }
   EXPECT_THAT(loaded, ElementsAre("qwen3_5", "qwen3_5_moe", "glm46v", "glm_ocr", "paddleocr_vl",
                                   "ernie4_5_vl_moe", "glm_image", "qwen4_exp", "cosmos3_omni",
-                                  "cosmos3_edge", "cohere_compass"));
+                                  "cosmos3_edge", "cohere_compass", "hunyuan_vl"));
 }
 
 // The text_config object of Cohere Compass's example config.json, to edit.
@@ -175,6 +179,58 @@ TEST(VllmFamilyConfigsTest, TokenizerIdsAndIsaacsMergeKey) {
   pangu.mutable_struct_value()->mutable_fields()->erase("video_token_id");
   EXPECT_THAT(std::string(ModelSpecFromHfConfig(pangu).status().message()),
               HasSubstr("missing required field 'video_token_id'"));
+}
+
+// HunyuanOCR's rope_scaling: type "xdrope" with alpha is static NTK, base theta *
+// alpha^(head_dim / (head_dim - 2)) in Python floats (compute_ntk_alpha_rope_parameters); its
+// factor is then unread. Without alpha it is the dynamic type, which needs its factor.
+TEST(V5FamilyConfigsTest, HunyuanNtkAlpha) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "hunyuan_vl.json")).value();
+  auto& rope = *(*doc.mutable_struct_value()->mutable_fields())["rope_scaling"]
+                    .mutable_struct_value()
+                    ->mutable_fields();
+  rope["type"].set_string_value("xdrope");
+  rope["alpha"].set_number_value(1000);
+  auto spec = ModelSpecFromHfConfig(doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->scaling.type, RopeType::kDefault);
+  EXPECT_EQ(spec->rope->scaling.theta, 1e4 * std::pow(1000.0, 128.0 / 126.0));
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kXd);
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(16, 16, 16, 16));
+  rope.erase("alpha");
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("rope_scaling.factor is required for rope_type 'dynamic'"));
+  rope["alpha"].set_number_value(-2);
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("rope_scaling.alpha must be finite and > 0, got -2"));
+}
+
+// HunYuan-VL's axes are its sections' count: HunyuanOCR's flat config.json keeps them in
+// rope_scaling.xdrope_section, transformers 5.x's nested one in text_config.rope_parameters.
+TEST(V5FamilyConfigsTest, HunyuanAxesFromSections) {
+  auto doc = ReadJsonFile(absl::StrCat(kDir, "hunyuan_vl.json")).value();
+  auto& fields = *doc.mutable_struct_value()->mutable_fields();
+  EXPECT_EQ(ModelSpecFromHfConfig(doc).value().positions.num_axes, 4);
+  fields.erase("rope_scaling");
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("missing required field 'rope_scaling.xdrope_section' (or "
+                        "[text_config.]rope_parameters.mrope_section) for hunyuan_vl"));
+  const auto nested = [&](std::vector<int> sections) {
+    auto text = ParseJson(absl::StrCat(
+                              "{\"head_dim\": 128, \"rope_parameters\": {\"rope_type\": "
+                              "\"default\", \"rope_theta\": 10000.0, \"mrope_section\": [",
+                              absl::StrJoin(sections, ", "), "]}}"))
+                    .value();
+    fields["text_config"] = text;
+    return ModelSpecFromHfConfig(doc);
+  };
+  auto five = nested({16, 16, 16, 8, 8});
+  ASSERT_TRUE(five.ok()) << five.status();
+  EXPECT_EQ(five->positions.num_axes, 5);
+  EXPECT_THAT(five->rope->mrope_section, ElementsAre(16, 16, 16, 8, 8));
+  EXPECT_THAT(std::string(nested({8, 8, 8, 8, 8, 8, 8, 4, 4}).status().message()),
+              HasSubstr("num_axes (the length of mrope_section) must be in [3, 8] for "
+                        "hunyuan_vl, got 9"));
 }
 
 // Where the class has no mrope_section the rotary code's default applies, and Qwen3.5

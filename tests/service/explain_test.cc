@@ -3,9 +3,11 @@
 #include "mrope/service/explain.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/proto_convert.h"
 #include "tests/testing/golden_cases.h"
@@ -97,6 +99,30 @@ TEST(ExplainTest, GlmImageTargetTable) {
   EXPECT_THAT(table, HasSubstr("generation continues at the table of 2 target grid(s) from 24"));
   EXPECT_THAT(table, HasSubstr("prompt layout: <image_start> h*w image tokens <image_end> per "
                                "source image"));
+}
+
+// HunYuan-VL: the axes, each image's run and grid, and the continuation axis by axis.
+TEST(ExplainTest, HunyuanImagesOnFourAxes) {
+  auto service = PositionService::Create(PresetModelSpec("hunyuan_vl").value());
+  ASSERT_TRUE(service.ok()) << service.status();
+  const std::vector<int64_t> ids = {7, 120118, 120120, 120120, 120120, 120120, 120120,
+                                    120120, 120119, 8};
+  const std::vector<int64_t> types = {0, 0, 1, 1, 1, 1, 1, 1, 0, 0};
+  Prompt prompt;
+  prompt.batch = {1, 10, ids};
+  prompt.batch.mm_token_type_ids = types;
+  prompt.batch.media.image_grid_thw = {{1, 4, 2}};
+  auto plan = service->Plan(prompt);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto table = ExplainPlan(service->spec().positions, *plan);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_THAT(*table, HasSubstr("hunyuan_vl under hf_v5: 1 row of 10 columns, 4 axes"));
+  EXPECT_THAT(*table, HasSubstr("(column, row, image) on axes 1, 2, 3"));
+  EXPECT_THAT(*table, HasSubstr("row 0: mrope_position_delta 0, generation continues at "
+                                "(10, 10, 10, 10)"));
+  EXPECT_THAT(*table, HasSubstr("image 0: tokens 2..7 (begin and end keep their index), grid 2 "
+                                "rows x 2 columns (separator included): columns 0..1, rows "
+                                "0..1, image 0"));
 }
 
 }  // namespace

@@ -289,7 +289,7 @@ TEST(PresetTest, EveryPresetHasRotaryParameters) {
                           "paddleocr_vl_hf_v5", "ernie4_5_vl_moe", "ernie4_5_vl_moe_hf_v5",
                           "glm_image", "qwen4_exp", "cosmos3_omni", "cosmos3_omni_vllm",
                           "cosmos3_edge", "cosmos3_edge_vllm", "openpangu_vl", "isaac", "keye",
-                          "cohere_compass", "cohere_compass_vllm"));
+                          "cohere_compass", "cohere_compass_vllm", "hunyuan_vl"));
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto spec = PresetModelSpec(name);

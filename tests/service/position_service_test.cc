@@ -88,6 +88,20 @@ TEST(PositionServiceTest, AutoOutputTypeFollowsTheModel) {
   EXPECT_EQ(Handle(MakeService(vl.model), vl.request).output_type(), v1::PositionOptions::INT64);
 }
 
+// HunYuan-VL's response has one plane per axis, its decode positions too (they had three).
+TEST(PositionServiceTest, FourAxesInTheResponse) {
+  auto request = PositionRequestFromJson(R"({"inputs": {
+      "input_ids": [[7, 120118, 120120, 120120, 120120, 120120, 120120, 120120, 120119, 8]],
+      "mm_token_type_ids": [[0, 0, 1, 1, 1, 1, 1, 1, 0, 0]], "image_grid_thw": [[1, 4, 2]]},
+      "options": {"decode_steps": 2}})");
+  ASSERT_TRUE(request.ok()) << request.status();
+  const v1::PositionResponse response = Handle(PresetService("hunyuan_vl"), *request);
+  EXPECT_THAT(response.position_ids().shape(), ::testing::ElementsAre(4, 1, 10));
+  EXPECT_THAT(response.decode_position_ids().shape(), ::testing::ElementsAre(4, 1, 2));
+  EXPECT_THAT(response.decode_position_ids().int64_values(),
+              ::testing::ElementsAre(10, 11, 10, 11, 10, 11, 10, 11));
+}
+
 // A PositionBuffer is not zeroed on resize, so the writers must set every entry: refill one
 // whose memory holds a sentinel and compare with a zero-initialised std::vector.
 TEST(PositionServiceTest, PositionBufferEntriesAreAllWritten) {

@@ -251,6 +251,20 @@ TEST(PresetOverridesTest, PositionKeysTakeEffect) {
   ASSERT_TRUE(same_rope.ok()) << same_rope.status();
 }
 
+// HunYuan-VL: mrope_section sets the position axes and the XD map, whose pairs' second halves
+// alone may differ from the preset's ([16, 16, 16, 8, 8] keeps every first half's axis): the
+// key takes effect (it was refused as ineffective when only the first halves were compared).
+TEST(PresetOverridesTest, HunyuanSectionsSetTheAxes) {
+  auto five = PresetModelSpecWithOverrides("hunyuan_vl", R"({"mrope_section": [16, 16, 16, 8, 8]})");
+  ASSERT_TRUE(five.ok()) << five.status();
+  EXPECT_EQ(five->positions.num_axes, 5);
+  EXPECT_EQ(five->rope->mrope_section.size(), 5u);
+  auto nine = PresetModelSpecWithOverrides(
+      "hunyuan_vl", R"({"mrope_section": [8, 8, 8, 8, 8, 8, 8, 4, 4]})");
+  EXPECT_THAT(std::string(nine.status().message()),
+              HasSubstr("must have 1 to 8 entries (one per axis)"));
+}
+
 // The position keys a family reads, each of which PresetModelSpecWithOverrides takes.
 TEST(PresetOverridesTest, PositionKeysAreTheFamilysOwn) {
   auto qwen2_5 = PresetPositionKeys("qwen2_5_vl");

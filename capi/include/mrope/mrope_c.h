@@ -143,6 +143,8 @@ typedef struct mrope_model_info {
   int32_t qk_norm;         /* mrope_qk_norm_form of the family's attention (its row's) */
   const char* name;   /* owned by the model */
   const char* family; /* e.g. "qwen2_5_vl"; owned by the model */
+  /* Second version: */
+  int32_t num_axes; /* planes of position_ids: 3, or len(mrope_section) (HunYuan-VL) */
 } mrope_model_info;
 
 MROPE_C_API int mrope_model_get_info(const mrope_model* model, mrope_model_info* info,
@@ -169,9 +171,14 @@ typedef struct mrope_batch {
   int64_t num_video_second_per_grid;
   const int64_t* audio_feature_lengths; /* Omni: mel frames per clip, or NULL */
   int64_t num_audio_feature_lengths;
+  /* Since the second version (an older struct_size reads as NULL): [batch_size][seq_len] of
+   * 0 text, 1 image, 2 video, or NULL; blocks are its runs (required with grids by the hf_v5
+   * presets and HunYuan-VL). */
+  const int64_t* mm_token_type_ids;
 } mrope_batch;
 
-/* Where positions go: planar position_ids [3][batch_size][seq_len] (padding slots as the
+/* Where positions go: planar position_ids [num_axes][batch_size][seq_len] (num_axes of
+ * mrope_model_info: 3 but for HunYuan-VL; padding slots as the
  * model's convention has them) and mrope_position_deltas [batch_size] (get_rope_index's
  * second return), both of `position_type`, in caller-owned host memory of the given
  * capacities (elements). */
