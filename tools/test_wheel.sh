@@ -5,9 +5,17 @@
 # the Python tests against the wheel installed in a fresh venv, imports beside torch, protobuf
 # and onnxruntime, and examples/cmake against the static //capi:install_tree. Ends with
 # "wheel: N passed, N failed" (both pytest runs' cases).
-# Usage: test_wheel.sh [COUNTS_FILE]  (tools/test.sh passes its counts file)
+# Usage: test_wheel.sh [--python X.Y] [COUNTS_FILE]  (tools/test.sh passes its counts file)
+# --python X.Y: the wheel of CPython X.Y (tools/build_wheel.sh --python), whose installed tests
+# run in a Debian chroot of that CPython (tools/python_chroot.sh), imports beside torch aside.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+python=()
+if [ "${1:-}" = --python ]; then
+  python=(--python "$2")
+  export MROPE_WHEEL_PYTHON="$2"
+  shift 2
+fi
 start=$SECONDS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -15,7 +23,7 @@ echo "=== wheel: tools/build_wheel.sh, then python/tests/wheel_checks.py"
 # The C library's CMake package too where nvcc is (its library needs the CUDA kernels).
 c_targets=(//capi:libmrope_c_host.so)
 [ -x "${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" ] && c_targets+=(//capi:install_tree)
-if wheel=$(tools/build_wheel.sh) &&
+if wheel=$(tools/build_wheel.sh "${python[@]}") &&
    tools/static_bazel.sh build -c opt --config=quiet "${c_targets[@]}"; then
   echo "=== wheel: built $wheel in $((SECONDS - start)) s"
   bin=$(tools/static_bazel.sh info -c opt bazel-bin 2>/dev/null)
