@@ -6,7 +6,8 @@
 # The root has the suite's python3.X-dev (headers, sysconfig), python3.X-venv and pybind11-dev,
 # and the suite's glibc: bullseye's 2.31 is older than bookworm's 2.36 (a real test of the
 # wheel's manylinux_2_28). CMD sees this checkout, /tmp, /dev and /proc at their own paths
-# (bind mounts in a mount namespace of its own: nothing stays mounted) and the network (pip).
+# (bind mounts in a mount namespace of its own: nothing stays mounted) and the network (pip;
+# this machine's resolv.conf and CA bundle are copied in).
 # Roots are kept under ~/.cache/mrope-chroots/<suite>-<hash of its packages> (made in ~2.5 min
 # from deb.debian.org, ~400 MB). Needs root (debootstrap, chroot, mount).
 set -euo pipefail
@@ -25,7 +26,9 @@ root="$HOME/.cache/mrope-chroots/$suite-$(echo "${packages[*]}" | sha256sum | cu
 
 # Runs "$@" inside root $1 in the current directory, with this checkout, /tmp, /dev and /proc.
 in_root() {
+  # This machine's network setup: its resolver and the CAs it trusts (a proxy's, say).
   cp /etc/resolv.conf "$1/etc/resolv.conf"
+  cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"
   # shellcheck disable=SC2016  # expanded by the inner shell
   unshare --mount --propagation private sh -c '
     root=$1 repo=$2 cwd=$3; shift 3
