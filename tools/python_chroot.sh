@@ -7,9 +7,11 @@
 # and the suite's glibc: bullseye's 2.31 is older than bookworm's 2.36 (a real test of the
 # wheel's manylinux_2_28). CMD sees this checkout, /tmp, /dev and /proc at their own paths
 # (bind mounts in a mount namespace of its own: nothing stays mounted) and the network (pip;
-# this machine's resolv.conf and CA bundle are copied in).
-# Roots are kept under ~/.cache/mrope-chroots/<suite>-<hash of its packages> (made in ~2.5 min
-# from deb.debian.org, ~400 MB). Needs root (debootstrap, chroot, mount).
+# this machine's resolv.conf and CA bundle are copied in). pip in it installs offline, from its
+# wheelhouse: the wheels of `wheels` below (the newest for X.Y) and their dependencies,
+# downloaded from the package index when the root is made.
+# Roots are kept under ~/.cache/mrope-chroots/<suite>-<hash of its packages> (made once, in
+# TIME from deb.debian.org, SIZE). Needs root (debootstrap, chroot, mount).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # The Debian suite that ships each CPython (Debian has one python3.X per release).
@@ -22,7 +24,10 @@ if [ -z "$suite" ]; then
 fi
 shift
 packages=("python$version-dev" "python$version-venv" pybind11-dev)
-root="$HOME/.cache/mrope-chroots/$suite-$(echo "${packages[*]}" | sha256sum | cut -c1-12)"
+wheels=(numpy pytest)  # what tools/test_wheel.sh's venv needs beside the wheel
+wheelhouse=/var/cache/mrope-wheels
+root="$HOME/.cache/mrope-chroots/$suite-$(echo "${packages[*]} ${wheels[*]}" | sha256sum |
+  cut -c1-12)"
 
 # Runs "$@" inside root $1 in the current directory, with this checkout, /tmp, /dev and /proc.
 in_root() {
@@ -30,7 +35,7 @@ in_root() {
   cp /etc/resolv.conf "$1/etc/resolv.conf"
   cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"
   # shellcheck disable=SC2016  # expanded by the inner shell
-  unshare --mount --propagation private sh -c '
+  PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheelhouse" unshare --mount --propagation private sh -c '
     root=$1 repo=$2 cwd=$3; shift 3
     for dir in /proc /dev /tmp "$repo"; do
       mkdir -p "$root$dir" && mount --rbind "$dir" "$root$dir"
@@ -52,8 +57,13 @@ if [ ! -x "$root/usr/bin/python$version" ]; then
         http://deb.debian.org/debian &&
       in_root "$root.tmp" env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -q --no-install-recommends "${packages[@]}" &&
-      in_root "$root.tmp" apt-get clean; } >"$root.log" 2>&1 ||
+      in_root "$root.tmp" apt-get clean &&
+      in_root "$root.tmp" "python$version" -m venv "/tmp/mrope-pip-$$" &&
+      in_root "$root.tmp" env -u PIP_NO_INDEX "/tmp/mrope-pip-$$/bin/pip" download -q \
+        --only-binary=:all: -d "$wheelhouse" "${wheels[@]}" &&
+      ls "$root.tmp$wheelhouse"; } >"$root.log" 2>&1 ||
       { echo "python_chroot.sh: making $root failed, see $root.log" >&2; exit 1; }
+    rm -rf "/tmp/mrope-pip-$$"
     mv "$root.tmp" "$root"
     echo "python_chroot.sh: made $root in $((SECONDS - start)) s" >&2
   fi

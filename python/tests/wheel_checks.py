@@ -18,7 +18,7 @@ Environment: MROPE_WHEEL (the .whl), MROPE_C_HOST_LIBRARY (the static build of
 unset without nvcc), MROPE_PYENV (the test environment), MROPE_WHEEL_PYTEST_XML, and
 MROPE_WHEEL_PYTHON=X.Y for a wheel of another CPython (tools/test_wheel.sh --python X.Y): its
 venv is made inside a Debian chroot of that CPython (tools/python_chroot.sh; bullseye's glibc
-2.31 for 3.9), numpy and pytest from the package index (the newest for X.Y: the test
+2.31 for 3.9), numpy and pytest from its wheelhouse (the newest for X.Y: the test
 environment's pins are CPython 3.11's), and the imports beside torch are left out (the test
 environment's torch is CPython 3.11's).
 """
