@@ -2,12 +2,11 @@
 # Builds the Python package's wheel into dist/ and prints its path:
 #   dist/mrope-<version>+cu130-cp311-cp311-manylinux_2_28_x86_64.whl   (with nvcc)
 #   dist/mrope-<version>-cp311-cp311-manylinux_2_28_x86_64.whl         (a CPU wheel)
-# Usage: build_wheel.sh [--python X.Y]
 # for Debian's python3 (the interpreter the extension is built against; $MROPE_PYTHON names
-# another), or with --python X.Y (cpXY) for the CPython X.Y of another Debian release: its
-# headers and pybind11 come from a chroot of that release (tools/python_chroot.sh; 3.9 and 3.13).
-# Abseil, protobuf and libstdc++ are linked in, against glibc 2.28's ABI
-# (tools/static_bazel.sh), so the wheel needs only glibc >= 2.28, libgcc_s and numpy.
+# another), or with `build_wheel.sh --python X.Y` (-cpXY-cpXY-) for the CPython X.Y of another
+# Debian release (3.9, 3.13): its headers and pybind11 come from a chroot of that release
+# (tools/python_chroot.sh). Abseil, protobuf and libstdc++ are linked in, against glibc 2.28's
+# ABI (tools/static_bazel.sh), so the wheel needs only glibc >= 2.28, libgcc_s and numpy.
 # With a CUDA toolkit it carries the kernels for the GPUs of CUDA_ARCHS plus PTX (the CUDA
 # runtime linked statically), in the extension and in mrope/libmrope_c.so (the C ABI, for
 # mrope.cuda where the extension does not load, and for C programs); without one it is a CPU

@@ -11,7 +11,7 @@
 # wheelhouse: the wheels of `wheels` below (the newest for X.Y) and their dependencies,
 # downloaded from the package index when the root is made.
 # Roots are kept under ~/.cache/mrope-chroots/<suite>-<hash of its packages> (made once, in
-# TIME from deb.debian.org, SIZE). Needs root (debootstrap, chroot, mount).
+# about a minute from deb.debian.org, ~300 MB each). Needs root (debootstrap, chroot, mount).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # The Debian suite that ships each CPython (Debian has one python3.X per release).
