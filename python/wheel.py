@@ -2,10 +2,13 @@
 """Packs the built extension and the pure-Python package into a wheel (stdlib only).
 
 Usage: wheel.py --extension PATH/_mrope.so [--c-library PATH/libmrope_c.so] --version VERSION
-                [--platform TAG] [--cuda VERSION --cuda-archs 80,90,... --ptx-arch N] --out DIR
+                [--platform TAG] [--cuda VERSION --cuda-archs 80,90,... --ptx-arch N]
+                [--python X.Y --ext-suffix .cpython-XY-x86_64-linux-gnu.so] --out DIR
 
-Writes DIR/mrope-VERSION-cpXY-cpXY-PLATFORM.whl for the running interpreter (run it with the
-python3 the extension was built against) and prints its path. PLATFORM is --platform (e.g.
+Writes DIR/mrope-VERSION-cpXY-cpXY-PLATFORM.whl and prints its path. The extension was built
+against the headers of CPython X.Y (--python and its EXT_SUFFIX, --ext-suffix: another
+CPython's, e.g. of a Debian chroot, tools/build_wheel.sh --python X.Y; by default the running
+interpreter's). PLATFORM is --platform (e.g.
 manylinux_2_28_x86_64 from tools/build_wheel.sh: the glibc its binaries are linked against,
 Abseil, protobuf and libstdc++ linked in) or this machine's (linux_x86_64: the Bazel build of
 the tests, which links Debian's shared libraries).
@@ -60,9 +63,14 @@ PTX_ARCH = {ptx!r}  # and PTX for compute_XX, JIT-compiled by the driver on newe
 
 
 
-def wheel_tag(platform=None):
-    """The cpXY-cpXY-platform tag of the running interpreter."""
-    abi = f"cp{sys.version_info.major}{sys.version_info.minor}"
+def python_version(version=None):
+    """(major, minor) of "X.Y", or of the running interpreter."""
+    return tuple(int(n) for n in version.split(".")) if version else sys.version_info[:2]
+
+
+def wheel_tag(platform=None, python=None):
+    """The cpXY-cpXY-platform tag of CPython `python` ("X.Y"; the running interpreter's)."""
+    abi = "cp%d%d" % python_version(python)
     platform = platform or sysconfig.get_platform().replace("-", "_").replace(".", "_")
     return f"{abi}-{abi}-{platform}"
 
@@ -92,21 +100,22 @@ def entry_points_txt(entry_points):
 
 
 def build(extension, version, out_dir, c_library=None, platform=None, cuda=None,
-          cuda_archs=(), ptx_arch=None):
+          cuda_archs=(), ptx_arch=None, python=None, ext_suffix=None):
     """Writes the wheel and returns its path."""
-    tag = wheel_tag(platform)
+    tag = wheel_tag(platform, python)
+    major, minor = python_version(python)
     dist_info = f"mrope-{version}.dist-info"
     files = python_files()
     files["mrope/_build.py"] = BUILD_INFO.format(
         cuda=cuda, archs=tuple(cuda_archs) if cuda else (),
         ptx=ptx_arch if cuda else None).encode()
     with open(extension, "rb") as f:
-        files["mrope/_mrope" + sysconfig.get_config_var("EXT_SUFFIX")] = f.read()
+        files["mrope/_mrope" + (ext_suffix or sysconfig.get_config_var("EXT_SUFFIX"))] = f.read()
     if c_library is not None:
         with open(c_library, "rb") as f:
             files["mrope/libmrope_c.so"] = f.read()
     files[f"{dist_info}/METADATA"] = METADATA.format(
-        version=version, major=sys.version_info.major, minor=sys.version_info.minor).encode()
+        version=version, major=major, minor=minor).encode()
     files[f"{dist_info}/WHEEL"] = WHEEL.format(tag=tag).encode()
     files[f"{dist_info}/top_level.txt"] = b"mrope\n"
     if ENTRY_POINTS:
@@ -135,11 +144,15 @@ def main():
     parser.add_argument("--cuda", help="the CUDA version the kernels were built with")
     parser.add_argument("--cuda-archs", default="", help="comma-separated sm_XX numbers")
     parser.add_argument("--ptx-arch", help="the compute_XX of the PTX")
+    parser.add_argument("--python", help="the extension's CPython X.Y (default: this one)")
+    parser.add_argument("--ext-suffix", help="that CPython's EXT_SUFFIX (with --python)")
     parser.add_argument("--out", required=True, help="output directory")
     args = parser.parse_args()
+    if bool(args.python) != bool(args.ext_suffix):
+        parser.error("--python and --ext-suffix go together")
     archs = tuple(a for a in args.cuda_archs.split(",") if a)
     print(build(args.extension, args.version, args.out, args.c_library, args.platform, args.cuda,
-                archs, args.ptx_arch))
+                archs, args.ptx_arch, args.python, args.ext_suffix))
 
 
 if __name__ == "__main__":

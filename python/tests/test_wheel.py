@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import mrope
 
@@ -106,3 +107,21 @@ def test_wheel_carries_subpackages_and_entry_points_and_names_a_cpu_wheel(tmp_pa
         cwd=tmp_path)
     out = run(python, "-c", PLUGIN_CHECK, cwd=tmp_path).strip()
     assert out.startswith("False a CPU wheel of mrope (built without nvcc)"), out
+
+
+def test_wheel_of_another_cpython_is_named_and_tagged_for_it(tmp_path):
+    # tools/build_wheel.sh --python 3.9: the extension built against bullseye's CPython 3.9
+    # headers, packed by this machine's python3 with that CPython's version and EXT_SUFFIX.
+    out = run(sys.executable, WHEEL_SCRIPT, "--extension", EXTENSION, "--version", "0+test",
+              "--python", "3.9", "--ext-suffix", ".cpython-39-x86_64-linux-gnu.so",
+              "--platform", "manylinux_2_28_x86_64", "--out", str(tmp_path), cwd=tmp_path)
+    path = out.strip()
+    assert os.path.basename(path) == "mrope-0+test-cp39-cp39-manylinux_2_28_x86_64.whl", path
+    with zipfile.ZipFile(path) as wheel:
+        names = wheel.namelist()
+        metadata = wheel.read("mrope-0+test.dist-info/METADATA").decode().splitlines()
+        tags = wheel.read("mrope-0+test.dist-info/WHEEL").decode().splitlines()
+    assert "mrope/_mrope.cpython-39-x86_64-linux-gnu.so" in names, names
+    assert not [n for n in names if n.startswith("mrope/_mrope.cpython-311")], names
+    assert "Requires-Python: ==3.9.*" in metadata, metadata
+    assert "Tag: cp39-cp39-manylinux_2_28_x86_64" in tags, tags

@@ -15,7 +15,12 @@ environment's pytest; not a test_*.py file, so //python:pytest does not collect 
 
 Environment: MROPE_WHEEL (the .whl), MROPE_C_HOST_LIBRARY (the static build of
 //capi:libmrope_c_host.so), MROPE_C_INSTALL_TAR (the static build of //capi:install_tree;
-unset without nvcc), MROPE_PYENV (the test environment), MROPE_WHEEL_PYTEST_XML.
+unset without nvcc), MROPE_PYENV (the test environment), MROPE_WHEEL_PYTEST_XML, and
+MROPE_WHEEL_PYTHON=X.Y for a wheel of another CPython (tools/test_wheel.sh --python X.Y): its
+venv is made inside a Debian chroot of that CPython (tools/python_chroot.sh; bullseye's glibc
+2.31 for 3.9), numpy and pytest from its wheelhouse (the newest for X.Y: the test
+environment's pins are CPython 3.11's), and the imports beside torch are left out (the test
+environment's torch is CPython 3.11's).
 """
 import os
 import re
@@ -43,6 +48,10 @@ PINS = {line.split("==")[0]: line.split()[0]
         for line in open(os.path.join(REPO_DIR, "python", "requirements-test.txt"))
         if "==" in line and "#" not in line}
 WHEELHOUSE = os.path.join(os.path.dirname(PYENV), "wheels")
+WHEEL_PYTHON = os.environ.get("MROPE_WHEEL_PYTHON")
+# The prefix that runs a command where the wheel's CPython is: here, or in its chroot.
+WHERE_PYTHON = ([os.path.join(REPO_DIR, "tools", "python_chroot.sh"), WHEEL_PYTHON, "--run"]
+                if WHEEL_PYTHON else [])
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
 
 
@@ -137,13 +146,18 @@ def test_cmake_package_links_without_abseil_or_protobuf(tmp_path):
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
-    """A fresh venv (no system site-packages) with numpy, pytest and the wheel."""
+    """The command of a fresh venv's python (no system site-packages) with numpy, pytest and
+    the wheel."""
     path = tmp_path_factory.mktemp("venv") / "venv"
-    run(sys.executable, "-m", "venv", str(path))  # the test env's base: Debian's python3
-    python = str(path / "bin" / "python")
-    pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index",
-           "--find-links", WHEELHOUSE]
-    run(*pip, PINS["numpy"], PINS["pytest"])
+    python = [*WHERE_PYTHON, str(path / "bin" / "python")]
+    pip = [*python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    if WHEEL_PYTHON:
+        run(*WHERE_PYTHON, "python" + WHEEL_PYTHON, "-m", "venv", str(path))
+        run(*pip, "numpy", "pytest")
+    else:
+        run(sys.executable, "-m", "venv", str(path))  # the test env's base: Debian's python3
+        pip += ["--no-index", "--find-links", WHEELHOUSE]
+        run(*pip, PINS["numpy"], PINS["pytest"])
     run(*pip, WHEEL)
     return python
 
@@ -152,7 +166,7 @@ def test_python_tests_pass_against_the_installed_wheel(venv, tmp_path):
     tests = os.path.join(REPO_DIR, "python", "tests")
     env = dict(ENV, MROPE_REPO_DIR=REPO_DIR, MROPE_PYENV=PYENV)
     result = subprocess.run(
-        [venv, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--without-references",
+        [*venv, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--without-references",
          "--junitxml=" + os.environ["MROPE_WHEEL_PYTEST_XML"],
          "--ignore=" + os.path.join(tests, "test_wheel.py"),  # the Bazel build's own wheel test
          # Ray's and vLLM's tests need the reference environment (//python:pytest_ray,
@@ -160,7 +174,7 @@ def test_python_tests_pass_against_the_installed_wheel(venv, tmp_path):
          "--without=test_ray.py", "--without=test_vllm_fused_host.py",
          tests], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
-    assert "site-packages/mrope/" in run(venv, "-c", "import mrope; print(mrope.__file__)",
+    assert "site-packages/mrope/" in run(*venv, "-c", "import mrope; print(mrope.__file__)",
                                          cwd=tmp_path)
 
 
@@ -202,17 +216,18 @@ print(round(float(q[2, 0, 0]), 4), round(float(cos[0, 2, 0] - sin[0, 2, 0]), 4))
 """
 
 
+@pytest.mark.skipif(WHEEL_PYTHON is not None, reason="the test environment is CPython 3.11's")
 @pytest.mark.parametrize("order", ["others_first", "mrope_first"])
 def test_coexists_with_torch_protobuf_and_onnxruntime(venv, tmp_path, order):
     # After the venv's own site-packages (its mrope and numpy come first): the protobuf and
     # onnxruntime wheels, then the test environment's torch.
-    site = run(venv, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
+    site = run(*venv, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
     env_site = run(os.path.join(PYENV, "bin", "python"), "-c",
                    "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()
     with open(os.path.join(site, "zz_coexist.pth"), "w") as pth:
         pth.write(os.path.join(PYENV, "targets", "coexist") + "\n" + env_site + "\n")
     try:
-        out = run(venv, "-c", COEXIST, order, cwd=tmp_path,
+        out = run(*venv, "-c", COEXIST, order, cwd=tmp_path,
                   env=dict(ENV, MROPE_C_HOST_LIBRARY=os.environ["MROPE_C_HOST_LIBRARY"]))
     finally:
         os.remove(os.path.join(site, "zz_coexist.pth"))

@@ -249,27 +249,42 @@ local_cuda = repository_rule(
 # pybind11 (Debian pybind11-dev) + the headers of the system Python (python3-dev), as
 # @pybind11//:pybind11. The interpreter is $MROPE_PYTHON or /usr/bin/python3 (Debian's, whose
 # python3-numpy and python3-pytest the tests use); its include dir comes from its sysconfig.
+# $MROPE_PYTHON_INCLUDE and $MROPE_PYBIND11_INCLUDE name other ones (tools/build_wheel.sh
+# --python X.Y: the headers of another Debian suite's CPython and pybind11, in a chroot).
 # ---------------------------------------------------------------------------
 def _system_pybind11_impl(rctx):
-    python = rctx.os.environ.get("MROPE_PYTHON", rctx.attr.default_python)
-    if not rctx.path(python).exists:
-        _fail_missing(rctx, python)
-    res = rctx.execute([python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"])
-    if res.return_code != 0:
-        fail("%s: %s failed: %s" % (rctx.name, python, res.stderr))
-    include = res.stdout.strip()
-    for path in [include + "/Python.h", rctx.attr.pybind11_include + "/pybind11/pybind11.h"]:
+    include = rctx.os.environ.get("MROPE_PYTHON_INCLUDE", "")
+    if not include:
+        python = rctx.os.environ.get("MROPE_PYTHON", rctx.attr.default_python)
+        if not rctx.path(python).exists:
+            _fail_missing(rctx, python)
+        res = rctx.execute([python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"])
+        if res.return_code != 0:
+            fail("%s: %s failed: %s" % (rctx.name, python, res.stderr))
+        include = res.stdout.strip()
+    pybind11_include = rctx.os.environ.get("MROPE_PYBIND11_INCLUDE", rctx.attr.pybind11_include)
+    for path in [include + "/Python.h", pybind11_include + "/pybind11/pybind11.h"]:
         if not rctx.path(path).exists:
             _fail_missing(rctx, path)
     rctx.symlink(include, "include/python")
-    rctx.symlink(rctx.attr.pybind11_include + "/pybind11", "include/pybind11")
+    rctx.symlink(pybind11_include + "/pybind11", "include/pybind11")
+
+    # Debian's pyconfig.h includes <x86_64-linux-gnu/pythonX.Y/pyconfig.h> from beside the
+    # include dir: found in /usr/include for this machine's Python, not for a chroot's.
+    parent = include.rpartition("/")[0]
+    for line in rctx.read(include + "/pyconfig.h").splitlines():
+        line = line.strip()
+        if line.startswith("#") and line.endswith("/pyconfig.h>") and "include <" in line:
+            multiarch = line[line.find("<") + 1:-len("/pyconfig.h>")]
+            if rctx.path(parent + "/" + multiarch).exists:
+                rctx.symlink(parent + "/" + multiarch, "include/python_multiarch/" + multiarch)
     rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
     rctx.symlink(rctx.attr.build_file, "BUILD.bazel")
 
 system_pybind11 = repository_rule(
     implementation = _system_pybind11_impl,
     local = True,
-    environ = ["MROPE_PYTHON"],
+    environ = ["MROPE_PYTHON", "MROPE_PYTHON_INCLUDE", "MROPE_PYBIND11_INCLUDE"],
     attrs = {
         "default_python": attr.string(default = "/usr/bin/python3"),
         "pybind11_include": attr.string(default = "/usr/include"),
