@@ -8,8 +8,8 @@
 # wheel's manylinux_2_28). CMD sees this checkout, /tmp, /dev and /proc at their own paths
 # (bind mounts in a mount namespace of its own: nothing stays mounted) and the network (pip;
 # this machine's resolv.conf and CA bundle are copied in). pip in it installs offline, from its
-# wheelhouse: the wheels of `wheels` below (the newest for X.Y) and their dependencies,
-# downloaded from the package index when the root is made.
+# wheelhouse: the "# chroot: X.Y" pins of python/requirements-test.txt (dependencies locked
+# there too), downloaded from the package index when the root is made.
 # Roots are kept under ~/.cache/mrope-chroots/<suite>-<hash of its packages> (made once, in
 # about a minute from deb.debian.org, ~300 MB each). Needs root (debootstrap, chroot, mount).
 set -euo pipefail
@@ -24,7 +24,9 @@ if [ -z "$suite" ]; then
 fi
 shift
 packages=("python$version-dev" "python$version-venv" pybind11-dev)
-wheels=(numpy pytest)  # what tools/test_wheel.sh's venv needs beside the wheel
+# What tools/test_wheel.sh's venv needs beside the wheel: the "# chroot: X.Y" pins.
+mapfile -t wheels < <(sed -n -E "s/^([^ #]+) +# chroot: $version\$/\1/p" \
+  "$repo/python/requirements-test.txt")
 wheelhouse=/var/cache/mrope-wheels
 root="$HOME/.cache/mrope-chroots/$suite-$(echo "${packages[*]} ${wheels[*]}" | sha256sum |
   cut -c1-12)"
@@ -60,7 +62,7 @@ if [ ! -x "$root/usr/bin/python$version" ]; then
       in_root "$root.tmp" apt-get clean &&
       in_root "$root.tmp" "python$version" -m venv "/tmp/mrope-pip-$$" &&
       in_root "$root.tmp" env -u PIP_NO_INDEX "/tmp/mrope-pip-$$/bin/pip" download -q \
-        --only-binary=:all: -d "$wheelhouse" "${wheels[@]}" &&
+        --only-binary=:all: --no-deps -d "$wheelhouse" "${wheels[@]}" &&
       ls "$root.tmp$wheelhouse"; } >"$root.log" 2>&1 ||
       { echo "python_chroot.sh: making $root failed, see $root.log" >&2; exit 1; }
     rm -rf "/tmp/mrope-pip-$$"

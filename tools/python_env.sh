@@ -46,8 +46,8 @@ pins, work = sys.argv[1:]
 groups = {"main": []}
 for line in open(pins):
     spec, _, comment = line.partition("#")
-    if not spec.strip() or comment.strip().startswith("build-tool:"):
-        continue  # a build tool's pin: its script installs it (tools/glibc_stubs.sh)
+    if not spec.strip() or comment.strip().startswith(("build-tool:", "chroot:")):
+        continue  # pins of a build tool or another CPython: their scripts install them
     target = re.match(r"\s*target:\s*(\S+)(\s+no-deps)?", comment)
     name = target.group(1) if target else "main"
     groups.setdefault(name, []).append(spec.strip())
