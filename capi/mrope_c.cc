@@ -46,6 +46,8 @@ int32_t QkNormForm(QkNorm norm) {
       return MROPE_QK_NORM_WEIGHT;
     case QkNorm::kOnePlusWeight:
       return MROPE_QK_NORM_ONE_PLUS_WEIGHT;
+    case QkNorm::kWeightAfterRotary:
+      return MROPE_QK_NORM_WEIGHT_AFTER_ROTARY;
   }
   return MROPE_QK_NORM_NONE;
 }

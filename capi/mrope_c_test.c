@@ -711,6 +711,7 @@ static void TestFourAxes(void) {
   CheckStatus(mrope_model_get_info(model, &info, message, sizeof(message)), MROPE_OK,
               "mrope_model_get_info(hunyuan_vl)", NULL);
   Check(info.num_axes == 4, "num_axes %d", info.num_axes);
+  Check(info.qk_norm == MROPE_QK_NORM_WEIGHT_AFTER_ROTARY, "qk_norm %d", info.qk_norm);
   /* text, <image_start>, begin, a 2x2 grid (2 rows of 1 column + separator), end, <image_end> */
   static const int64_t kIds[10] = {7,      120118, 120120, 120120, 120120,
                                    120120, 120120, 120120, 120119, 8};

@@ -77,6 +77,10 @@ def family_norm(source, norm, weighted):
     for name, form in NORMS.items():
         if form == info.qk_norm:
             return name
+    if info.qk_norm == _capi.QK_NORM_WEIGHT_AFTER_ROTARY:
+        raise ValueError(f"norm: {info.family.decode()} normalises q and k after the rotary; "
+                         f"the fused kernel normalises before it (rotate with apply_mrope_, "
+                         f"then normalise)")
     raise ValueError(f"norm: {info.family.decode()}'s attention has no q/k norm; give norm="
                      f"'weight' or 'one_plus_weight' to normalise with q_norm_weight / "
                      f"k_norm_weight")

@@ -328,6 +328,16 @@ def test_fused_norm_weights_need_a_form_where_the_family_has_none(model, prompt)
                         k_out=qkv[:, 4:6], q_norm_weight=np.ones(HEAD_DIM, np.float32))
 
 
+def test_fused_norm_of_a_family_normalising_after_the_rotary_is_refused():
+    """HunYuan-VL normalises q and k after the rotary: the fused kernel (norm before) refuses
+    to guess a form for its weights."""
+    qkv = qkv_buffer()
+    with pytest.raises(ValueError, match="hunyuan_vl normalises q and k after the rotary"):
+        mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:8], np.zeros(TOKENS, np.int64),
+                        "hunyuan_vl", k_out=qkv[:, 4:6],
+                        q_norm_weight=np.ones(HEAD_DIM, np.float32))
+
+
 def test_fused_bad_arguments(model, prompt):
     positions, _, _ = prompt
     qkv = qkv_buffer()

@@ -295,6 +295,9 @@ typedef enum mrope_qk_norm_form {
   MROPE_QK_NORM_NONE = 0,
   MROPE_QK_NORM_WEIGHT = 1,          /* x * r * w: Qwen3, Qwen3-VL */
   MROPE_QK_NORM_ONE_PLUS_WEIGHT = 2, /* x * r * (1 + w): Qwen3-Next, Qwen3.5 */
+  /* x * r * w after the rotary (HunYuan-VL): mrope_model_info reports it; the fused kernel,
+   * which normalises before the rotary, does not take it. */
+  MROPE_QK_NORM_WEIGHT_AFTER_ROTARY = 3,
 } mrope_qk_norm_form;
 
 typedef struct mrope_qk_norm {
