@@ -8,7 +8,8 @@
 # runs 2 and 3. The C ABI's tests (//capi: the plain-C test, linkage checks), the CMake
 # example built with cmake against the install tree (//examples/cmake) and mrope.cuda's tests
 # on the host harness (//python:pytest_cuda_host, :pytest_cuda_torch_host) are Bazel tests,
-# counted case by case. Exits non-zero on any failure. MROPE_TEST_QUICK=1 runs only the first pass.
+# counted case by case. Exits non-zero on any failure. MROPE_TEST_QUICK=1 leaves out the ASan and
+# TSan passes.
 # Then examples/bazel_consumer, a workspace of its own depending on @mrope, is tested with its
 # own Bazel server and output base, and the wheel is built (Abseil and protobuf from Debian's
 # sources, linked statically: tools/build_static_deps.sh, cached) and checked, installed in a
