@@ -26,14 +26,8 @@ absl::Status CheckNumPairs(int num_pairs) {
   return absl::OkStatus();
 }
 
-// `order` names the axes of the three entries, e.g. "[t, h, w]".
-absl::Status CheckSections(absl::Span<const int32_t> sections, int num_pairs,
-                           absl::string_view order = "[t, h, w]") {
-  MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
-  if (sections.size() != kNumAxes) {
-    return absl::InvalidArgumentError(absl::StrCat("mrope_section must have 3 entries ", order,
-                                                   ", got [", absl::StrJoin(sections, ", "), "]"));
-  }
+// Entries >= 0 summing to the rotary's pairs (every layout's sections).
+absl::Status CheckSectionSum(absl::Span<const int32_t> sections, int num_pairs) {
   int64_t sum = 0;
   for (int32_t s : sections) {
     if (s < 0) {
@@ -48,6 +42,17 @@ absl::Status CheckSections(absl::Span<const int32_t> sections, int num_pairs,
                                                    ", expected rotary_dim / 2 = ", num_pairs));
   }
   return absl::OkStatus();
+}
+
+// `order` names the axes of the three entries, e.g. "[t, h, w]".
+absl::Status CheckSections(absl::Span<const int32_t> sections, int num_pairs,
+                           absl::string_view order = "[t, h, w]") {
+  MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
+  if (sections.size() != kNumAxes) {
+    return absl::InvalidArgumentError(absl::StrCat("mrope_section must have 3 entries ", order,
+                                                   ", got [", absl::StrJoin(sections, ", "), "]"));
+  }
+  return CheckSectionSum(sections, num_pairs);
 }
 
 // OK when `map` gives entry i of `sections` pairs to axis axes[i], for every i; else the
@@ -109,19 +114,7 @@ absl::StatusOr<AxisMap> XdAxisMap(absl::Span<const int32_t> sections, int num_pa
         "xd mrope_section must have 1 to ", kMaxAxes, " entries (one per axis), got [",
         absl::StrJoin(sections, ", "), "]"));
   }
-  int64_t sum = 0;
-  for (int32_t s : sections) {
-    if (s < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("mrope_section entries must be >= 0, got [",
-                                                     absl::StrJoin(sections, ", "), "]"));
-    }
-    sum += s;
-  }
-  if (sum != num_pairs) {
-    return absl::InvalidArgumentError(absl::StrCat("mrope_section [", absl::StrJoin(sections, ", "),
-                                                   "] sums to ", sum,
-                                                   ", expected rotary_dim / 2 = ", num_pairs));
-  }
+  MROPE_RETURN_IF_ERROR(CheckSectionSum(sections, num_pairs));
   const int count = static_cast<int>(sections.size());
   AxisMap map = FillAxisMap(num_pairs, [&](int j) { return XdAxis(j, sections.data(), count); });
   map.split_halves = true;
