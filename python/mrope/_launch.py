@@ -267,7 +267,7 @@ def direction(inverse):
 
 
 def launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag, stream,
-                  inverse=False):
+                 inverse=False):
     rotary, info = rotary_of(source, seq_len, sincos_math)
     launch = Launch(stream)
     args = _capi.new(_capi.KernelArgs, direction=direction(inverse))
@@ -281,9 +281,9 @@ def launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, f
 
 
 def launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache, flag,
-                  stream, q_out, q_scale, k_out, q_norm_weight, k_norm_weight, norm, eps,
-                  slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale,
-                  inverse=False):
+                 stream, q_out, q_scale, k_out, q_norm_weight, k_norm_weight, norm, eps,
+                 slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale,
+                 inverse=False):
     rotary, info = rotary_of(source, seq_len, sincos_math)
     launch = Launch(stream)
     args = _capi.new(_capi.FusedArgs, direction=direction(inverse))

@@ -1,5 +1,6 @@
 """The golden position cases (tests/golden, format qwen-mrope-golden/v2) for the tests."""
 import glob
+import importlib.util
 import json
 import os
 
@@ -13,6 +14,15 @@ from mrope import _mrope
 REPO_DIR = os.environ.get("MROPE_REPO_DIR",
                           os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 GOLDEN_DIR = os.path.join(REPO_DIR, "tests", "golden")
+
+
+def load_script(name, path):
+    """The Python file at `path` (a script or example of the repository, outside any package)
+    imported as a module named `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_cases():

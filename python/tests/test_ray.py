@@ -3,7 +3,6 @@ seeded random prompts of the differential tests (reference_prompts.py), one proc
 row, mapped by Ray Data to positions, deltas and context-parallel slices with one pickled
 mrope.Model; every row equal to the same function called in this process.
 """
-import importlib.util
 import os
 import tempfile
 
@@ -21,15 +20,8 @@ CP_SIZE = 2
 WORKERS = 2
 
 
-def _example():
-    path = os.path.join(golden.REPO_DIR, "examples", "ray_positions.py")
-    spec = importlib.util.spec_from_file_location("ray_positions", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _example()
+example = golden.load_script("ray_positions",
+                              os.path.join(golden.REPO_DIR, "examples", "ray_positions.py"))
 
 
 def processor_outputs(family):

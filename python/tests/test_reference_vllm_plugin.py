@@ -7,7 +7,6 @@ the seeded random prompts of the differential tests; and vLLM's M-RoPE kernel te
 tokens, its tolerances) hold between mrope's forward and vLLM's forward_native.
 """
 import functools
-import importlib.util
 import os
 import sys
 
@@ -66,14 +65,6 @@ ROPE_CASES = [(name, tp, tokens) for name in CHECKPOINTS for tp in (1, 2)
               for tokens in (11, 8192)]
 
 
-def _wheel_module():
-    path = os.path.join(golden.REPO_DIR, "python", "wheel.py")
-    spec = importlib.util.spec_from_file_location("mrope_wheel", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _rope_case(name, tp, tokens):
     config = CHECKPOINTS[name]
     return dict(config, num_heads=config["num_heads"] // tp,
@@ -105,7 +96,8 @@ def entry_point_site(tmp_path_factory):
     info = dist_dir / "mrope-0.0.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mrope\nVersion: 0.0.0\n")
-    wheel = _wheel_module()
+    wheel = golden.load_script("mrope_wheel",
+                               os.path.join(golden.REPO_DIR, "python", "wheel.py"))
     (info / "entry_points.txt").write_text(wheel.entry_points_txt(wheel.ENTRY_POINTS))
     return str(dist_dir)
 

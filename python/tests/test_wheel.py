@@ -2,13 +2,13 @@
 outside the repository with the system python3 and numpy (the venv sees Debian's
 python3-numpy through --system-site-packages). With the C library, mrope.cuda works where the
 extension does not load (as on another CPython)."""
-import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import zipfile
 
+import golden
 import mrope
 
 WHEEL_SCRIPT = os.path.join(os.path.dirname(mrope.__file__), os.pardir, "wheel.py")
@@ -88,9 +88,7 @@ print(ok, message)
 
 def test_wheel_carries_subpackages_and_entry_points_and_names_a_cpu_wheel(tmp_path,
                                                                          monkeypatch):
-    spec = importlib.util.spec_from_file_location("mrope_wheel_script", WHEEL_SCRIPT)
-    wheel = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(wheel)
+    wheel = golden.load_script("mrope_wheel_script", WHEEL_SCRIPT)
     package = tmp_path / "src" / "mrope"
     shutil.copytree(wheel.PACKAGE_DIR, package)
     (package / "plugins").mkdir()
