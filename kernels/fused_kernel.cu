@@ -14,7 +14,9 @@
 //      also append its v head to the cache; one barrier;
 //   3. every lane finishes the sum from the staged partial sums, normalises, rotates with the
 //      partner values (from the stage for NeoX), rounds once and stores q (or k to the cache /
-//      k_out).
+//      k_out). A norm of the rotated head (QkNormForm::kWeightAfterRotary) sums the squares of
+//      the rotated values instead and exchanges them across a second barrier (3b) before it
+//      normalises.
 // The stage and the partial sums are double-buffered, so one barrier per pass suffices: pass
 // i + 2 writes the buffer of pass i only after every thread has passed the barrier of
 // pass i + 1, that is, finished reading pass i.
@@ -184,10 +186,10 @@ __device__ __forceinline__ float LoadWeight(const NormParams& norm, int d MROPE_
   }
 }
 
-// Element d of a head after the norm (the value itself without one).
+// Element d of a head after a norm before the rotary (the value itself without one).
 __device__ __forceinline__ float Normalized(const NormParams& norm, float x, int d,
                                             float rms_scale MROPE_ACCESS_SITE) {
-  if (norm.form == QkNormForm::kNone) return x;
+  if (!NormBeforeRotary(norm.form)) return x;
   return Normalize(x, rms_scale, NormWeight(norm.form, LoadWeight(norm, d MROPE_PASS_SITE)));
 }
 
@@ -216,9 +218,11 @@ __device__ __forceinline__ void StageSlots(const FusedParams& p, int64_t group_t
 // must fit on an SM (at most 128 registers per thread); with one, no minimum (0: ptxas's choice,
 // 128 registers on sm_80/sm_90 today), but for the fp32 scalar kernel 1 block (167-181
 // registers): at its own choice of 128 sm_100's ptxas spilled it.
+// kSplit: XD-RoPE's split halves over p.rotary.num_axes axes (NeoX); the three-axis kernels are
+// the others, compiled as if it did not exist.
 template <typename T, bool kVector, int kPasses>
 constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : (!kVector && sizeof(T) == 4) ? 1 : 0;
-template <typename T, bool kVector, int kPasses>
+template <typename T, bool kVector, int kPasses, bool kSplit>
 __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVector, kPasses>)
     FusedMropeKernel(const __grid_constant__ FusedParams p) {
   constexpr int kC = kChunk<T>;
@@ -233,6 +237,12 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
   const int head_dim = p.head_dim;
   const int rotary_dim = p.rotary_dim;
   const int num_pairs = rotary_dim / 2;
+  const int num_axes = AxesRead<kSplit>(p.rotary);
+  const int slots_per_token = kSplit ? rotary_dim : num_pairs;
+  // A norm of the rotated head (HunYuan-VL) needs a second exchange of sums of squares per
+  // pass, and so a second barrier, in every thread of the block when a q or k head has it.
+  const bool norm_after_rotary = p.q_norm.form == QkNormForm::kWeightAfterRotary ||
+                                 p.k_norm.form == QkNormForm::kWeightAfterRotary;
   const int num_chunks = (head_dim + kC - 1) / kC;
   const int chunk_begin = blockIdx.y * p.heads_per_chunk;
   const int chunk_end = min(p.num_q_heads + p.num_k_heads, chunk_begin + p.heads_per_chunk);
@@ -263,19 +273,23 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
     }
 
     // 1. Positions, slots and cos/sin of the group.
-    StagePositions<0>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs, tid,
-                      num_threads, /*stage_pairs=*/group == blockIdx.x, fused.rotation);
+    StagePositions<0>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_axes,
+                      num_pairs, tid, num_threads, /*stage_pairs=*/group == blockIdx.x,
+                      fused.rotation);
     StageSlots(p, group_token, tokens_per_block, tid);
     __syncthreads();
     // No barrier before the passes: cos/sin are first read after the pass barrier, which
     // every thread reaches (grid_y = ceil(heads / heads_per_chunk): every block has a pass),
     // and the staged positions, slots and skip flags were ordered by the barrier above.
-    StageCosSin(p.rotary, tokens_per_block, num_pairs, tid, num_threads, fused.rotation);
-    const bool token_live = token < p.num_tokens &&
-                            !TokenSkipped(fused.rotation.skip_axis[z]) && !Load(&fused.slot_bad[z]);
+    StageCosSin<kSplit>(p.rotary, tokens_per_block, num_axes, num_pairs, tid, num_threads,
+                        fused.rotation);
+    const bool token_live =
+        token < p.num_tokens &&
+        !TokenSkipped(fused.rotation.skip_axis + z * num_axes, num_axes) &&
+        !Load(&fused.slot_bad[z]);
     const int64_t slot = Load(&fused.slot[z]);
-    const float* cos = fused.rotation.cos + z * num_pairs;
-    const float* sin = fused.rotation.sin + z * num_pairs;
+    const float* cos = fused.rotation.cos + z * slots_per_token;
+    const float* sin = fused.rotation.sin + z * slots_per_token;
 
     // Every thread runs every pass (the barrier inside), active or not.
     for (int base = chunk_begin, pass = 0; base < chunk_end;
@@ -310,7 +324,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
           for (int e = 0; e < kC; ++e) {
             if (first + e >= head_dim) continue;
             const float value = x[i * kC + e];
-            if (norm.form != QkNormForm::kNone) {
+            if (NormBeforeRotary(norm.form)) {
               partial = AddRounded(partial, MulRounded(value, value));
             }
             if constexpr (!kVector) Store(&stage[first + e], value);
@@ -334,58 +348,101 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
       }
       Store(&fused.partial[buffer][tid], partial);
       __syncthreads();
-      if (!active) continue;
+      if (!active && !norm_after_rotary) continue;
 
-      // 3. Norm, rotation, one rounding, stores.
-      const float rms_scale =
-          norm.form == QkNormForm::kNone
-              ? 1.0f
-              : RmsScale(ButterflySum(&fused.partial[buffer][tid - lane], lanes), head_dim,
-                         norm.eps);
+      // 3. Norm (before the rotary), rotation.
       float y[kN * kC];
+      if (active) {
+        const float rms_scale =
+            NormBeforeRotary(norm.form)
+                ? RmsScale(ButterflySum(&fused.partial[buffer][tid - lane], lanes), head_dim,
+                           norm.eps)
+                : 1.0f;
 #pragma unroll
-      for (int i = 0; i < kN; ++i) {
-        const int first = (lane + i * lanes) * kC;
-        // The partners' raw values: GPT-J's are in this chunk, in registers; NeoX's form one
-        // chunk of the other half when the halves are whole chunks, read 16 bytes at a time
-        // (scalar reads kC floats apart would be kC-way bank conflicts); else one by one.
-        const bool neox = p.layout == RotaryLayout::kNeox;
-        const bool partner_chunk = kVector && neox && first + kC <= rotary_dim &&
-                                   num_pairs % kC == 0;
-        float partners[kC];
-        if (partner_chunk) {
-          LoadShared(stage + (first < num_pairs ? first + num_pairs : first - num_pairs),
-                     partners);
-        }
+        for (int i = 0; i < kN; ++i) {
+          const int first = (lane + i * lanes) * kC;
+          // The partners' raw values: GPT-J's are in this chunk, in registers; NeoX's form one
+          // chunk of the other half when the halves are whole chunks, read 16 bytes at a time
+          // (scalar reads kC floats apart would be kC-way bank conflicts); else one by one.
+          const bool neox = p.layout == RotaryLayout::kNeox;
+          const bool partner_chunk = kVector && neox && first + kC <= rotary_dim &&
+                                     num_pairs % kC == 0;
+          float partners[kC];
+          if (partner_chunk) {
+            LoadShared(stage + (first < num_pairs ? first + num_pairs : first - num_pairs),
+                       partners);
+          }
 #pragma unroll
-        for (int e = 0; e < kC; ++e) {
-          const int d = first + e;
-          if (d >= head_dim) continue;
-          const float n = Normalized(norm, x[i * kC + e], d, rms_scale);
-          if (d >= rotary_dim) {
-            y[i * kC + e] = n;
-            continue;
+          for (int e = 0; e < kC; ++e) {
+            const int d = first + e;
+            if (d >= head_dim) continue;
+            const float n = Normalized(norm, x[i * kC + e], d, rms_scale);
+            if (d >= rotary_dim) {
+              y[i * kC + e] = n;
+              continue;
+            }
+            bool first_of_pair;
+            int pair;
+            int partner;
+            if (p.layout == RotaryLayout::kNeox) {
+              first_of_pair = d < num_pairs;
+              pair = first_of_pair ? d : d - num_pairs;
+              partner = first_of_pair ? d + num_pairs : pair;
+            } else {
+              first_of_pair = (d & 1) == 0;
+              pair = d / 2;
+              partner = d ^ 1;
+            }
+            const float raw_partner = partner_chunk ? partners[e]
+                                      : neox        ? Load(&stage[partner])
+                                                    : x[i * kC + (e ^ 1)];
+            const float np = Normalized(norm, raw_partner, partner, rms_scale);
+            // Split halves: the second element's own cos/sin, num_pairs slots on.
+            const int cs_slot = kSplit && !first_of_pair ? pair + num_pairs : pair;
+            const CosSin cs{Load(cos + cs_slot), Load(sin + cs_slot)};
+            y[i * kC + e] = first_of_pair ? RotatedFirst(n, np, cs) : RotatedSecond(np, n, cs);
           }
-          bool first_of_pair;
-          int pair;
-          int partner;
-          if (p.layout == RotaryLayout::kNeox) {
-            first_of_pair = d < num_pairs;
-            pair = first_of_pair ? d : d - num_pairs;
-            partner = first_of_pair ? d + num_pairs : pair;
-          } else {
-            first_of_pair = (d & 1) == 0;
-            pair = d / 2;
-            partner = d ^ 1;
-          }
-          const float raw_partner = partner_chunk ? partners[e]
-                                    : neox        ? Load(&stage[partner])
-                                                  : x[i * kC + (e ^ 1)];
-          const float np = Normalized(norm, raw_partner, partner, rms_scale);
-          const CosSin cs{Load(cos + pair), Load(sin + pair)};
-          y[i * kC + e] = first_of_pair ? RotatedFirst(n, np, cs) : RotatedSecond(np, n, cs);
         }
       }
+
+      // 3b. A norm of the rotated head: its sums of squares go to this pass's partial sums,
+      //     in the slots of the head's own lanes, which no lane read in step 3 (a head has
+      //     one form); pass i + 2 rewrites them only after this pass's second barrier.
+      if (norm_after_rotary) {
+        const bool after = active && norm.form == QkNormForm::kWeightAfterRotary;
+        if (after) {
+          float rotated_partial = 0.0f;
+#pragma unroll
+          for (int i = 0; i < kN; ++i) {
+            const int first = (lane + i * lanes) * kC;
+#pragma unroll
+            for (int e = 0; e < kC; ++e) {
+              if (first + e >= head_dim) continue;
+              const float value = y[i * kC + e];
+              rotated_partial = AddRounded(rotated_partial, MulRounded(value, value));
+            }
+          }
+          Store(&fused.partial[buffer][tid], rotated_partial);
+        }
+        __syncthreads();
+        if (!active) continue;
+        if (after) {
+          const float rms_scale = RmsScale(
+              ButterflySum(&fused.partial[buffer][tid - lane], lanes), head_dim, norm.eps);
+#pragma unroll
+          for (int i = 0; i < kN; ++i) {
+            const int first = (lane + i * lanes) * kC;
+#pragma unroll
+            for (int e = 0; e < kC; ++e) {
+              const int d = first + e;
+              if (d >= head_dim) continue;
+              y[i * kC + e] = Normalize(y[i * kC + e], rms_scale,
+                                        NormWeight(norm.form, LoadWeight(norm, d)));
+            }
+          }
+        }
+      }
+
       void* q_head = nullptr;
       void* k_head = nullptr;
       void* k_cache_head = nullptr;
@@ -420,17 +477,23 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
   }
 }
 
-template <typename T>
+template <typename T, bool kSplit>
 cudaError_t LaunchForType(const FusedLaunchPlan& plan, cudaStream_t stream) {
   const dim3 grid(plan.grid_x, plan.grid_y);
   const dim3 block(plan.block_x, plan.block_y, plan.block_z);
   if (plan.vectorized) {
     return LaunchKernel<kMaxBlockThreads>(
-        &FusedMropeKernel<T, true, FusedPassesInFlight(sizeof(T), true)>, grid, block, stream,
-        plan.params);
+        &FusedMropeKernel<T, true, FusedPassesInFlight(sizeof(T), true), kSplit>, grid, block,
+        stream, plan.params);
   }
-  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false, 1>, grid, block, stream,
-                                        plan.params);
+  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false, 1, kSplit>, grid, block,
+                                        stream, plan.params);
+}
+
+template <typename T>
+cudaError_t LaunchForType(const FusedLaunchPlan& plan, cudaStream_t stream) {
+  return plan.params.rotary.split_halves ? LaunchForType<T, true>(plan, stream)
+                                         : LaunchForType<T, false>(plan, stream);
 }
 
 }  // namespace

@@ -61,39 +61,43 @@ bool TokenPosition(const FusedMropeArgs& args, int64_t position_limit, int64_t t
   return true;
 }
 
-// Normalised (and, for dims < rotary_dim, rotated) values of one head, in fp32.
-std::vector<float> NormRotateHead(const RotarySpec& spec, const HeadsView& view, int64_t token,
-                                  int head, const QkNormArgs& norm,
-                                  const std::vector<CosSin>& cos_sin) {
-  const int d_total = spec.head_dim;
-  std::vector<float> n(d_total);
-  const int64_t base = HeadOffset(view, token, head);
-  for (int d = 0; d < d_total; ++d) n[d] = Load(view.data, view.dtype, base + d);
-  if (norm.form != QkNormForm::kNone) {
-    // The kernel's order: lane l sums chunks l, l + lanes, ... (elements in order), then the
-    // butterfly.
-    const int chunk = NormChunkElements(ElementSize(view.dtype));
-    const int lanes = NormLanes(d_total, chunk);
-    float partial[kMaxNormLanes] = {};
-    for (int c = 0; c * chunk < d_total; ++c) {
-      for (int d = c * chunk; d < (c + 1) * chunk && d < d_total; ++d) {
-        partial[c % lanes] = AddRounded(partial[c % lanes], MulRounded(n[d], n[d]));
-      }
-    }
-    const float rms_scale = RmsScale(ButterflySum(partial, lanes), d_total, norm.eps);
-    for (int d = 0; d < d_total; ++d) {
-      n[d] = Normalize(n[d], rms_scale,
-                       NormWeight(norm.form, Load(norm.weight, norm.weight_dtype, d)));
+// x * r * w_eff over a whole head, r from the sum of squares in the kernel's order: lane l
+// sums chunks l, l + lanes, ... (elements in order), then the butterfly.
+void RmsNormalize(const QkNormArgs& norm, DType dtype, std::vector<float>& x) {
+  const int head_dim = static_cast<int>(x.size());
+  const int chunk = NormChunkElements(ElementSize(dtype));
+  const int lanes = NormLanes(head_dim, chunk);
+  float partial[kMaxNormLanes] = {};
+  for (int c = 0; c * chunk < head_dim; ++c) {
+    for (int d = c * chunk; d < (c + 1) * chunk && d < head_dim; ++d) {
+      partial[c % lanes] = AddRounded(partial[c % lanes], MulRounded(x[d], x[d]));
     }
   }
+  const float rms_scale = RmsScale(ButterflySum(partial, lanes), head_dim, norm.eps);
+  for (int d = 0; d < head_dim; ++d) {
+    x[d] = Normalize(x[d], rms_scale,
+                     NormWeight(norm.form, Load(norm.weight, norm.weight_dtype, d)));
+  }
+}
+
+// The values of one head after its norm and rotation (dims < rotary_dim), in fp32: pair j's
+// first element takes first[j], its second second[j] (the same but for split halves).
+std::vector<float> NormRotateHead(const RotarySpec& spec, const HeadsView& view, int64_t token,
+                                  int head, const QkNormArgs& norm,
+                                  const std::vector<CosSin>& first,
+                                  const std::vector<CosSin>& second) {
+  std::vector<float> n(spec.head_dim);
+  const int64_t base = HeadOffset(view, token, head);
+  for (int d = 0; d < spec.head_dim; ++d) n[d] = Load(view.data, view.dtype, base + d);
+  if (NormBeforeRotary(norm.form)) RmsNormalize(norm, view.dtype, n);
   std::vector<float> y = n;
   for (int j = 0; j < spec.rotary_dim / 2; ++j) {
     const int i1 = PairFirstIndex(spec.layout, j);
     const int i2 = PairSecondIndex(spec.layout, j, spec.rotary_dim);
-    const RotatedPair r = RotatePair(n[i1], n[i2], cos_sin[j]);
-    y[i1] = r.first;
-    y[i2] = r.second;
+    y[i1] = RotatedFirst(n[i1], n[i2], first[j]);
+    y[i2] = RotatedSecond(n[i1], n[i2], second[j]);
   }
+  if (norm.form == QkNormForm::kWeightAfterRotary) RmsNormalize(norm, view.dtype, y);
   return y;
 }
 
@@ -109,12 +113,15 @@ absl::Status ApplyFusedReference(const RotarySpec& spec, const FusedMropeArgs& a
   const PagedKvCache& cache = args.cache;
   const bool cache_fp8 = cache.dtype == DType::kFloat8E4m3;
   const int64_t num_slots = cache.num_blocks * cache.block_size;
-  std::vector<CosSin> cos_sin(num_pairs);
+  const AxisMap& map = spec.axis_map;
+  const int num_axes = AxisCount(map);
+  std::vector<CosSin> first(num_pairs);
+  std::vector<CosSin> second(num_pairs);
 
   for (int64_t t = 0; t < args.q.num_tokens; ++t) {
-    int64_t position[kNumAxes];
+    int64_t position[kMaxAxes];
     bool valid = true;
-    for (int axis = 0; axis < kNumAxes; ++axis) {
+    for (int axis = 0; axis < num_axes; ++axis) {
       valid = TokenPosition(args, position_limit, t, axis, &position[axis]) && valid;
     }
     int64_t slot = -1;
@@ -126,21 +133,25 @@ absl::Status ApplyFusedReference(const RotarySpec& spec, const FusedMropeArgs& a
       }
     }
     if (!valid) continue;
+    const auto cos_sin = [&](int j, int axis) {
+      const int64_t p = position[axis];
+      return ForDirection(table ? CosSin{args.table.cos[p * args.table.row_stride + j],
+                                         args.table.sin[p * args.table.row_stride + j]}
+                                : PairCosSin(spec.inv_freq[j], static_cast<float>(p),
+                                             spec.attention_scaling, spec.sincos_math),
+                          args.direction);
+    };
     for (int j = 0; j < num_pairs; ++j) {
-      const int64_t p = position[spec.axis_map.axis[j]];
-      cos_sin[j] = ForDirection(table ? CosSin{args.table.cos[p * args.table.row_stride + j],
-                                               args.table.sin[p * args.table.row_stride + j]}
-                                      : PairCosSin(spec.inv_freq[j], static_cast<float>(p),
-                                                   spec.attention_scaling, spec.sincos_math),
-                                args.direction);
+      first[j] = cos_sin(j, map.axis[j]);
+      second[j] = map.split_halves ? cos_sin(j, map.second_axis[j]) : first[j];
     }
     for (int h = 0; h < args.q.num_heads; ++h) {
-      const std::vector<float> y = NormRotateHead(spec, args.q, t, h, args.q_norm, cos_sin);
+      const std::vector<float> y = NormRotateHead(spec, args.q, t, h, args.q_norm, first, second);
       const int64_t base = HeadOffset(q_out, t, h);
       for (int d = 0; d < spec.head_dim; ++d) Store(q_out.data, q_out.dtype, base + d, y[d], q_scale);
     }
     for (int h = 0; h < args.k.num_heads; ++h) {
-      const std::vector<float> y = NormRotateHead(spec, args.k, t, h, args.k_norm, cos_sin);
+      const std::vector<float> y = NormRotateHead(spec, args.k, t, h, args.k_norm, first, second);
       if (slot >= 0) {
         const int64_t cache_base = CacheOffset(cache, slot, h);
         const int scale_index = cache.per_head_scale ? h : 0;

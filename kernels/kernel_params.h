@@ -23,8 +23,12 @@ inline constexpr int kMaxTokensPerBlock = 16;
 // are that many heads. Small batches run one pass per block, with one load in flight. The fused
 // kernel keeps as many passes in flight too (FusedPassesInFlight), in every launch.
 inline constexpr int kPassesInFlight = 4;
-// cos/sin slots in shared memory: tokens_per_block * (rotary_dim / 2) <= kSharedPairs.
+// cos/sin slots in shared memory: tokens_per_block * (rotary_dim / 2) <= kSharedPairs, or
+// tokens_per_block * rotary_dim with split halves (XD-RoPE: a cos/sin per element).
 inline constexpr int kSharedPairs = 512;
+// (token, axis) position slots in shared memory: tokens_per_block * num_axes <= this, which
+// three axes fill at kMaxTokensPerBlock; more axes (XD-RoPE) take fewer tokens per block.
+inline constexpr int kSharedPositions = kMaxTokensPerBlock * kNumAxes;
 
 enum class PositionSource : uint8_t {
   kPlanarInt32 = 0,
@@ -32,20 +36,28 @@ enum class PositionSource : uint8_t {
   kSequenceDelta = 2,
 };
 
-// Axes packed four pairs to a word: pair 4w + i in bits [8i, 8i + 8) of word w. The planner
-// packs (into zeroed words), the kernel unpacks.
-MROPE_HOST_DEVICE inline void PackPairAxis(uint32_t* words, int pair, int axis) {
-  words[pair / 4] |= static_cast<uint32_t>(axis) << (8 * (pair % 4));
+// Axes packed four pairs to a word: pair 4w + i in bits [8i, 8i + 8) of word w, the axis of
+// its first element in the low four bits and of its second in the high four (the same axis
+// unless the halves are split; axes < kMaxAxes <= 16). The planner packs (into zeroed words),
+// the kernel unpacks.
+static_assert(kMaxAxes <= 16, "an axis takes four bits");
+MROPE_HOST_DEVICE inline void PackPairAxis(uint32_t* words, int pair, int first_axis,
+                                           int second_axis) {
+  words[pair / 4] |= static_cast<uint32_t>(first_axis | second_axis << 4) << (8 * (pair % 4));
 }
-MROPE_HOST_DEVICE inline int UnpackPairAxis(const uint32_t* words, int pair) {
-  return static_cast<int>((words[pair / 4] >> (8 * (pair % 4))) & 0xFF);
+MROPE_HOST_DEVICE inline int UnpackPairAxis(const uint32_t* words, int pair, bool second) {
+  return static_cast<int>((words[pair / 4] >> (8 * (pair % 4) + (second ? 4 : 0))) & 0xF);
 }
 
 // Where a launch's positions and cos/sin come from, and the per-pair rotary parameters: the
 // part of the by-value kernel arguments that the M-RoPE kernel and the fused kernel share.
 struct RotaryParams {
   PositionSource position_source = PositionSource::kPlanarInt64;
-  const void* positions = nullptr;  // planar [3][T]: (axis, t) at axis * axis_stride + t
+  // Axes read (AxisCount of the axis map): kNumAxes, or up to kMaxAxes for XD-RoPE.
+  uint8_t num_axes = kNumAxes;
+  // XD-RoPE: a pair's two elements take the cos/sin of their own axes (pair_axes' high bits).
+  bool split_halves = false;
+  const void* positions = nullptr;  // planar [num_axes][T]: (axis, t) at axis * axis_stride + t
   int64_t axis_stride = 0;
   const int64_t* token_index = nullptr;  // kSequenceDelta
   const int32_t* seq_id = nullptr;       // kSequenceDelta; nullptr: token i is sequence i
@@ -62,8 +74,8 @@ struct RotaryParams {
   SinCosMath sincos_math = SinCosMath::kDouble;
   RotationDirection direction = RotationDirection::kForward;
   alignas(16) float inv_freq[kMaxRotaryPairs] = {};  // read 4 at a time
-  // AxisMap::axis packed four pairs to a word (PackPairAxis), so that the kernel copies them a
-  // word at a time.
+  // AxisMap::axis (and second_axis) packed four pairs to a word (PackPairAxis), so that the
+  // kernel copies them a word at a time.
   alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4] = {};
   int* error_flag = nullptr;
 };
@@ -96,7 +108,7 @@ struct LaunchPlan {
   // 16-byte accesses (16 / element size elements); otherwise one element per access.
   bool vectorized = false;
   // 64, 128 or 256 when a kernel specialised for that rotary_dim is used (vector path only);
-  // 0 for the generic kernel.
+  // 0 for the generic kernel (always with split halves).
   int specialized_rotary_dim = 0;
   // Heads whose loads a thread issues before the barriers: 1, or kPassesInFlight for the vector
   // path when one block covers every head of its tokens.

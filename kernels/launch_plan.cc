@@ -32,6 +32,12 @@ uint32_t TokenGroupBlocks(int64_t num_tokens, int64_t tokens_per_block,
        std::max<int64_t>(1, options.max_grid_x)}));
 }
 
+int64_t MaxTokensPerBlock(const RotaryParams& rotary, int num_pairs) {
+  const int slots_per_token = rotary.split_halves ? 2 * num_pairs : num_pairs;
+  return std::min<int64_t>({kMaxTokensPerBlock, kSharedPositions / rotary.num_axes,
+                            kSharedPairs / slots_per_token});
+}
+
 RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
                               const SequenceDeltaPositions& sequence_delta,
                               const DeviceCosSinTable& table, RotationDirection direction,
@@ -50,8 +56,12 @@ RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& posit
     r.seq_delta = sequence_delta.delta;
     r.num_seqs = sequence_delta.num_seqs;
   }
+  const AxisMap& map = spec.axis_map;
+  r.num_axes = static_cast<uint8_t>(AxisCount(map));
+  r.split_halves = map.split_halves;
   for (int pair = 0; pair < spec.rotary_dim / 2; ++pair) {
-    PackPairAxis(r.pair_axes, pair, spec.axis_map.axis[pair]);
+    PackPairAxis(r.pair_axes, pair, map.axis[pair],
+                 map.split_halves ? map.second_axis[pair] : map.axis[pair]);
   }
   if (table.cos != nullptr) {
     r.cos_table = table.cos;
@@ -96,7 +106,7 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   plan.vectorized =
       num_pairs % vec == 0 && VectorAligned(args.q, vec) && VectorAligned(args.k, vec);
   const int units = plan.vectorized ? num_pairs / vec : num_pairs;
-  if (plan.vectorized &&
+  if (plan.vectorized && !p.rotary.split_halves &&
       (spec.rotary_dim == 64 || spec.rotary_dim == 128 || spec.rotary_dim == 256)) {
     plan.specialized_rotary_dim = spec.rotary_dim;
   }
@@ -106,8 +116,8 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   const int64_t max_rows = std::max(1, kMaxBlockThreads / units);
   const int64_t min_passes = CeilDiv(heads, max_rows);
   const auto tokens_per_block = [&](int64_t rows) {
-    return std::max<int64_t>(1, std::min<int64_t>({kMaxBlockThreads / (units * rows),
-                                                   kSharedPairs / num_pairs, kMaxTokensPerBlock}));
+    return std::max<int64_t>(1, std::min<int64_t>(kMaxBlockThreads / (units * rows),
+                                                  MaxTokensPerBlock(p.rotary, num_pairs)));
   };
   constexpr int64_t kMaxGridY = 65535;
   constexpr int64_t kWarpSize = 32;

@@ -213,11 +213,38 @@ __device__ __forceinline__ void RotateElements(Vec<T, kVec>& a, int i, Vec<T, kV
   b.Set(j, Element<T>::FromFloat(r.second));
 }
 
-// Rotates unit `unit` in registers; cos/sin point at this token's num_pairs values.
-template <RotaryLayout kLayout, typename T, int kVec>
+// Rotates the pair (element i of a, element j of b) whose halves take their own cos/sin
+// (XD-RoPE's split halves).
+template <typename T, int kVec>
+__device__ __forceinline__ void RotateSplitElements(Vec<T, kVec>& a, int i, Vec<T, kVec>& b,
+                                                    int j, CosSin first, CosSin second) {
+  const float x1 = Element<T>::ToFloat(a.Get(i));
+  const float x2 = Element<T>::ToFloat(b.Get(j));
+  a.Set(i, Element<T>::FromFloat(RotatedFirst(x1, x2, first)));
+  b.Set(j, Element<T>::FromFloat(RotatedSecond(x1, x2, second)));
+}
+
+// Rotates unit `unit` in registers; cos/sin point at this token's num_pairs values (kSplit:
+// its rotary_dim values, those of the pairs' first elements, then of their second elements;
+// NeoX only).
+template <RotaryLayout kLayout, bool kSplit, typename T, int kVec>
 __device__ __forceinline__ void RotateUnit(Unit<T, kVec>& x, int unit, int num_pairs,
                                            const float* cos, const float* sin) {
-  if constexpr (kVec == 1 || kLayout == RotaryLayout::kNeox) {
+  if constexpr (kSplit) {
+    static_assert(kLayout == RotaryLayout::kNeox, "split halves are NeoX halves");
+    float c[kVec];
+    float s[kVec];
+    float c2[kVec];
+    float s2[kVec];
+    LoadShared(cos + unit * kVec, c);
+    LoadShared(sin + unit * kVec, s);
+    LoadShared(cos + num_pairs + unit * kVec, c2);
+    LoadShared(sin + num_pairs + unit * kVec, s2);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      RotateSplitElements(x.first, i, x.second, i, CosSin{c[i], s[i]}, CosSin{c2[i], s2[i]});
+    }
+  } else if constexpr (kVec == 1 || kLayout == RotaryLayout::kNeox) {
     float c[kVec];
     float s[kVec];
     LoadShared(cos + unit * kVec, c);
@@ -302,20 +329,33 @@ __device__ __forceinline__ CosSin LookupCosSin(const RotaryParams& p, int pair, 
 }
 
 // The shared memory both kernels stage a token group's rotation in: positions (and which
-// tokens are skipped), the per-pair parameters and cos/sin of each (token, pair).
+// tokens are skipped), the per-pair parameters and cos/sin of each (token, pair), or of each
+// (token, element) with split halves. Position slots are (token, axis) at token * num_axes +
+// axis: three axes for kMaxTokensPerBlock tokens, more axes for fewer (kSharedPositions).
 struct RotationShared {
   alignas(16) float cos[kSharedPairs];
   alignas(16) float sin[kSharedPairs];
-  int64_t position[kMaxTokensPerBlock][kNumAxes];
-  bool skip_axis[kMaxTokensPerBlock][kNumAxes];
+  int64_t position[kSharedPositions];
+  bool skip_axis[kSharedPositions];
   alignas(16) float inv_freq[kMaxRotaryPairs];
   alignas(16) uint32_t pair_axes[kMaxRotaryPairs / 4];  // as RotaryParams::pair_axes
 };
 static_assert(kMaxRotaryPairs % 16 == 0, "StagePairParameters copies groups of 16 pairs");
 
-// True if the token must not be touched (beyond num_tokens, or a device error on any axis).
-__device__ __forceinline__ bool TokenSkipped(const bool (&skip_axis)[kNumAxes]) {
-  return Load(&skip_axis[0]) || Load(&skip_axis[1]) || Load(&skip_axis[2]);
+// The axes a kernel reads: three (a compile-time constant, so that the three-axis kernels
+// index as before), or the launch's num_axes for the split-halves (XD-RoPE) kernels.
+template <bool kSplit>
+__device__ __forceinline__ int AxesRead(const RotaryParams& p) {
+  if constexpr (kSplit) return p.num_axes;
+  return kNumAxes;
+}
+
+// True if the token must not be touched (beyond num_tokens, or a device error on any axis):
+// skip_axis points at the token's num_axes flags.
+__device__ __forceinline__ bool TokenSkipped(const bool* skip_axis, int num_axes) {
+  bool skipped = false;
+  for (int axis = 0; axis < num_axes; ++axis) skipped = skipped || Load(&skip_axis[axis]);
+  return skipped;
 }
 
 // Copies inv_freq and the packed axes of the pairs to shared memory (read after the first
@@ -347,19 +387,21 @@ __device__ __forceinline__ void StagePairParameters(const RotaryParams& p, int n
   }
 }
 
-// Positions of each (token, axis) of the group starting at group_token into shared memory,
-// with the device error checks (a skipped token gets position 0, so that StageCosSin needs
-// no branch). A thread's first position is loaded before the first group stages the pair
-// parameters (stage_pairs), so the two latencies overlap. The caller places the barrier.
+// Positions of each (token, axis) of the group starting at group_token (num_axes axes) into
+// shared memory, with the device error checks (a skipped token gets position 0, so that
+// StageCosSin needs no branch). A thread's first position is loaded before the first group
+// stages the pair parameters (stage_pairs), so the two latencies overlap. The caller places
+// the barrier.
 template <int kRotaryDim>
 __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t group_token,
                                                int64_t num_tokens, int tokens_per_block,
-                                               int num_pairs, int tid, int num_threads,
-                                               bool stage_pairs, RotationShared& shared) {
-  const int num_items = tokens_per_block * kNumAxes;
+                                               int num_axes, int num_pairs, int tid,
+                                               int num_threads, bool stage_pairs,
+                                               RotationShared& shared) {
+  const int num_items = tokens_per_block * num_axes;
   const auto load_item = [&](int i, int64_t* position) {
-    return group_token + i / kNumAxes < num_tokens &&
-           LoadPosition(p, group_token + i / kNumAxes, i % kNumAxes, position);
+    return group_token + i / num_axes < num_tokens &&
+           LoadPosition(p, group_token + i / num_axes, i % num_axes, position);
   };
   int64_t position = 0;
   bool loaded = tid < num_items && load_item(tid, &position);
@@ -373,23 +415,29 @@ __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t gr
       loaded = load_item(i, &position);
     }
     const bool valid = loaded && PositionInRange(p, position);
-    Store(&shared.position[i / kNumAxes][i % kNumAxes], valid ? position : 0);
-    Store(&shared.skip_axis[i / kNumAxes][i % kNumAxes], !valid);
+    Store(&shared.position[i], valid ? position : 0);
+    Store(&shared.skip_axis[i], !valid);
   }
 }
 
 // cos/sin of each (token, pair) of the group, slot tz * num_pairs + pair, from the staged
 // positions and pair parameters (after a barrier that follows StagePositions); sin negated for
-// the inverse rotation.
+// the inverse rotation. kSplit: of each (token, element), slot tz * 2 * num_pairs + half *
+// num_pairs + pair, the half's own axis at the pair's frequency.
+template <bool kSplit>
 __device__ __forceinline__ void StageCosSin(const RotaryParams& p, int tokens_per_block,
-                                            int num_pairs, int tid, int num_threads,
-                                            RotationShared& shared) {
-  for (int i = tid; i < tokens_per_block * num_pairs; i += num_threads) {
-    const int tz = i / num_pairs;
-    const int pair = i - tz * num_pairs;
+                                            int num_axes, int num_pairs, int tid,
+                                            int num_threads, RotationShared& shared) {
+  const int slots_per_token = kSplit ? 2 * num_pairs : num_pairs;
+  for (int i = tid; i < tokens_per_block * slots_per_token; i += num_threads) {
+    const int tz = i / slots_per_token;
+    const int slot = i - tz * slots_per_token;
+    const bool second = kSplit && slot >= num_pairs;
+    const int pair = second ? slot - num_pairs : slot;
+    const int axis = UnpackPairAxis(shared.pair_axes, pair, second);
     const CosSin cs = ForDirection(
         LookupCosSin(p, pair, Load(&shared.inv_freq[pair]),
-                     Load(&shared.position[tz][UnpackPairAxis(shared.pair_axes, pair)])),
+                     Load(&shared.position[tz * num_axes + axis])),
         p.direction);
     Store(&shared.cos[i], cs.cos);
     Store(&shared.sin[i], cs.sin);

@@ -50,11 +50,15 @@ constexpr int kStagedRotaryDim = kPasses == 1 ? kRotaryDim : 0;
 
 // kVec: elements per access (16 bytes, or 1 for the scalar path). kRotaryDim: compile-time
 // rotary_dim for the specialised kernels, 0 to read it from the parameters. kPasses: heads
-// whose loads a thread issues before the barriers (LaunchPlan::passes_in_flight).
-template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim, int kPasses>
+// whose loads a thread issues before the barriers (LaunchPlan::passes_in_flight). kSplit:
+// XD-RoPE's split halves over p.rotary.num_axes axes (NeoX, generic rotary_dim); the
+// three-axis kernels are the others, compiled as if it did not exist.
+template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim, int kPasses, bool kSplit>
 __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kVec, kRotaryDim, kPasses>)
     MropeKernel(const __grid_constant__ KernelParams p) {
   const int num_pairs = (kRotaryDim != 0 ? kRotaryDim : p.rotary_dim) / 2;
+  const int num_axes = AxesRead<kSplit>(p.rotary);
+  const int slots_per_token = kSplit ? 2 * num_pairs : num_pairs;
   const int unit = threadIdx.x;
   const int z = threadIdx.z;
   const int tokens_per_block = blockDim.z;
@@ -82,23 +86,24 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kVec, kRotar
     // 2. Positions of each (token, axis) of the group; the first group also stages the pair
     //    parameters.
     StagePositions<kStagedRotaryDim<kRotaryDim, kPasses>>(
-        p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs, tid, num_threads,
-        /*stage_pairs=*/group == blockIdx.x, shared);
+        p.rotary, group_token, p.num_tokens, tokens_per_block, num_axes, num_pairs, tid,
+        num_threads, /*stage_pairs=*/group == blockIdx.x, shared);
     __syncthreads();
 
-    // 3. cos/sin, slot tz * num_pairs + pair.
-    StageCosSin(p.rotary, tokens_per_block, num_pairs, tid, num_threads, shared);
+    // 3. cos/sin, slot tz * slots_per_token + pair (kSplit: + element).
+    StageCosSin<kSplit>(p.rotary, tokens_per_block, num_axes, num_pairs, tid, num_threads,
+                        shared);
     __syncthreads();
 
     // 4. Rotate and store every head of this thread's row.
-    if (!TokenSkipped(shared.skip_axis[z])) {
-      const float* cos = shared.cos + z * num_pairs;
-      const float* sin = shared.sin + z * num_pairs;
+    if (!TokenSkipped(shared.skip_axis + z * num_axes, num_axes)) {
+      const float* cos = shared.cos + z * slots_per_token;
+      const float* sin = shared.sin + z * slots_per_token;
 #pragma unroll
       for (int i = 0; i < kPasses; ++i) {
         const int head = first_head + i * blockDim.y;
         if (head < head_end) {
-          RotateUnit<kLayout>(x[i], unit, num_pairs, cos, sin);
+          RotateUnit<kLayout, kSplit>(x[i], unit, num_pairs, cos, sin);
           StoreUnit<kLayout>(HeadPointer<T>(p, token, head), unit, num_pairs, x[i]);
         }
       }
@@ -107,7 +112,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kVec, kRotar
            head += blockDim.y) {
         T* const head_ptr = HeadPointer<T>(p, token, head);
         Unit<T, kVec> y = LoadUnit<kLayout, T, kVec>(head_ptr, unit, num_pairs);
-        RotateUnit<kLayout>(y, unit, num_pairs, cos, sin);
+        RotateUnit<kLayout, kSplit>(y, unit, num_pairs, cos, sin);
         StoreUnit<kLayout>(head_ptr, unit, num_pairs, y);
       }
     }
@@ -115,24 +120,31 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kVec, kRotar
   }
 }
 
-template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim>
+template <typename T, int kVec, RotaryLayout kLayout, int kRotaryDim, bool kSplit = false>
 cudaError_t Launch(const LaunchPlan& plan, cudaStream_t stream) {
   const dim3 grid(plan.grid_x, plan.grid_y);
   const dim3 block(plan.block_x, plan.block_y, plan.block_z);
   if constexpr (kVec > 1) {
     if (plan.passes_in_flight == kPassesInFlight) {
       return LaunchKernel<kMaxBlockThreads>(
-          &MropeKernel<T, kVec, kLayout, kRotaryDim, kPassesInFlight>, grid, block, stream,
-          plan.params);
+          &MropeKernel<T, kVec, kLayout, kRotaryDim, kPassesInFlight, kSplit>, grid, block,
+          stream, plan.params);
     }
   }
-  return LaunchKernel<kMaxBlockThreads>(&MropeKernel<T, kVec, kLayout, kRotaryDim, 1>, grid,
-                                        block, stream, plan.params);
+  return LaunchKernel<kMaxBlockThreads>(&MropeKernel<T, kVec, kLayout, kRotaryDim, 1, kSplit>,
+                                        grid, block, stream, plan.params);
 }
 
 template <typename T, RotaryLayout kLayout>
 cudaError_t LaunchForLayout(const LaunchPlan& plan, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
+  if constexpr (kLayout == RotaryLayout::kNeox) {
+    // Split halves (XD-RoPE): NeoX only, the generic rotary_dim (the planner checks both).
+    if (plan.params.rotary.split_halves) {
+      return plan.vectorized ? Launch<T, kVec, kLayout, 0, true>(plan, stream)
+                             : Launch<T, 1, kLayout, 0, true>(plan, stream);
+    }
+  }
   if (!plan.vectorized) return Launch<T, 1, kLayout, 0>(plan, stream);
   switch (plan.specialized_rotary_dim) {
     case 64:

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/rotary/axis_map.h"
 #include "mrope/rotary/rope_math.h"
 
 namespace mrope {
@@ -76,17 +77,11 @@ absl::Status ValidateSpec(const RotarySpec& spec, bool uses_inv_freq) {
         absl::StrCat("spec.axis_map.num_pairs=", spec.axis_map.num_pairs,
                      " must equal rotary_dim / 2 = ", num_pairs));
   }
-  if (spec.axis_map.split_halves) {
+  MROPE_RETURN_IF_ERROR(ValidateAxisMap(spec.axis_map, num_pairs));
+  if (spec.axis_map.split_halves && spec.layout != RotaryLayout::kNeox) {
     return absl::UnimplementedError(
-        "spec.axis_map: XD-RoPE (mrope_layout xd: a pair's halves on different axes) is not "
-        "implemented in the kernels; the CPU reference (ApplyMropeReference) and cos/sin have it");
-  }
-  for (int j = 0; j < num_pairs; ++j) {
-    if (spec.axis_map.axis[j] >= kNumAxes) {
-      return absl::InvalidArgumentError(absl::StrCat("spec.axis_map.axis[", j,
-                                                     "]=", int{spec.axis_map.axis[j]},
-                                                     " is not an axis (0 = t, 1 = h, 2 = w)"));
-    }
+        "spec.axis_map: XD-RoPE's split halves (mrope_layout xd) are NeoX halves; the kernels "
+        "do not take them with GPT-J pairs");
   }
   if (!uses_inv_freq) return absl::OkStatus();
   if (!IsSinCosMath(spec.sincos_math)) {
@@ -169,7 +164,8 @@ absl::Status ValidateHeads(const HeadsView& v, const char* name, int head_dim, b
 
 namespace {
 
-absl::Status ValidatePlanar(const PositionsView& pos, int64_t num_tokens) {
+// Planar positions [num_axes][num_tokens].
+absl::Status ValidatePlanar(const PositionsView& pos, int num_axes, int64_t num_tokens) {
   if (pos.num_tokens != num_tokens) {
     return absl::InvalidArgumentError(absl::StrCat("positions.num_tokens=", pos.num_tokens,
                                                    " differs from q.num_tokens=", num_tokens));
@@ -184,7 +180,7 @@ absl::Status ValidatePlanar(const PositionsView& pos, int64_t num_tokens) {
         absl::StrCat("positions.data=", Hex(pos.data), " is not aligned to ", element_size));
   }
   int64_t bytes = 0;
-  if (!MulAdd(kNumAxes - 1, pos.axis_stride, num_tokens, &bytes) ||
+  if (!MulAdd(num_axes - 1, pos.axis_stride, num_tokens, &bytes) ||
       !MulAdd(bytes, element_size, 0, &bytes)) {
     return absl::InvalidArgumentError(
         absl::StrCat("positions.axis_stride=", pos.axis_stride, " overflows 64-bit offsets"));
@@ -296,7 +292,7 @@ absl::Status ValidateRotarySources(const RotarySpec& spec, const PositionsView& 
         "exactly one position source is needed: positions.data=", Hex(positions.data),
         ", sequence_delta.token_index=", Hex(sequence_delta.token_index)));
   }
-  return planar ? ValidatePlanar(positions, num_tokens)
+  return planar ? ValidatePlanar(positions, AxisCount(spec.axis_map), num_tokens)
                 : ValidateSequenceDelta(sequence_delta, num_tokens);
 }
 

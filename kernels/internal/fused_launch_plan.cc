@@ -112,7 +112,7 @@ absl::StatusOr<FusedLaunchPlan> PlanFusedLaunch(const RotarySpec& spec,
     tokens = std::max<int64_t>(
         1, std::min<int64_t>({kMaxBlockThreads / (lanes * slots),
                               kFusedStageFloats / (slots * spec.head_dim),
-                              kSharedPairs / num_pairs, kMaxTokensPerBlock}));
+                              MaxTokensPerBlock(p.rotary, num_pairs)}));
   } else {
     // Small batches: a token per block and the heads split into chunks (blockIdx.y) until the
     // grid has kTargetBlocks blocks, but each block keeps a thread per cos/sin pair (at least

@@ -166,13 +166,13 @@ absl::Status ValidateAxisMap(const AxisMap& map, int num_pairs) {
   for (int j = 0; j < num_pairs; ++j) {
     if (map.split_halves) {
       if (map.axis[j] >= kMaxAxes || map.second_axis[j] >= kMaxAxes) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("axis map entry ", j, " must have axes below ", kMaxAxes, ", got ",
-                         map.axis[j], " and ", map.second_axis[j]));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "axis_map.axis[", j, "]=", map.axis[j], " and axis_map.second_axis[", j,
+            "]=", map.second_axis[j], " must be below ", kMaxAxes));
       }
     } else if (map.axis[j] >= kNumAxes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("axis map entry ", j, " must be 0, 1 or 2, got ", map.axis[j]));
+      return absl::InvalidArgumentError(absl::StrCat("axis_map.axis[", j, "]=", map.axis[j],
+                                                     " is not an axis (0 = t, 1 = h, 2 = w)"));
     }
   }
   return absl::OkStatus();

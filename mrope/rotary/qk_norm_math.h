@@ -2,7 +2,8 @@
 #define MROPE_ROTARY_QK_NORM_MATH_H_
 
 // The per-head RMSNorm of q and k (Qwen3's q_norm / k_norm) as the fused kernel computes it, in
-// fp32: n = x * r * w_eff, r = 1 / sqrt(sum(x^2) / D + eps). Plain C++ and nvcc both compile
+// fp32: n = x * r * w_eff, r = 1 / sqrt(sum(x^2) / D + eps), of the head before the rotary or
+// (kWeightAfterRotary) of the rotated head. Plain C++ and nvcc both compile
 // this header, and it fixes the order of the sum of squares, so the CPU reference
 // (kernels/fused_reference.h) and the kernel agree bit for bit:
 //   - a head of D elements is cut into chunks of NormChunkElements(element size) elements
@@ -22,11 +23,17 @@ enum class QkNormForm : uint8_t {
   kNone = 0,
   kWeight = 1,         // w * x / rms(x): Qwen3, Qwen3-VL, Qwen3-Omni
   kOnePlusWeight = 2,  // (1 + w) * x / rms(x), w zero-centred: Qwen3-Next, Qwen3.5
+  kWeightAfterRotary = 3,  // w * y / rms(y) of the rotated head y: HunYuan-VL
 };
 
 inline constexpr bool IsQkNormForm(QkNormForm form) {
   return form == QkNormForm::kNone || form == QkNormForm::kWeight ||
-         form == QkNormForm::kOnePlusWeight;
+         form == QkNormForm::kOnePlusWeight || form == QkNormForm::kWeightAfterRotary;
+}
+
+// True for the forms that normalise the head before it is rotated.
+MROPE_HOST_DEVICE constexpr bool NormBeforeRotary(QkNormForm form) {
+  return form == QkNormForm::kWeight || form == QkNormForm::kOnePlusWeight;
 }
 
 // Most lanes that sum one head: one warp.

@@ -48,6 +48,7 @@ struct FusedCase {
   int head_dim = 128;
   int rotary_dim = 128;
   bool interleaved = true;
+  int xd_axes = 0;  // > 0: XD-RoPE (HunYuan-VL), the pairs' sections split over this many axes
   QkNormForm q_norm = QkNormForm::kWeight;
   QkNormForm k_norm = QkNormForm::kWeight;
   QOut q_out = QOut::kInPlace;
@@ -91,8 +92,14 @@ HostCase MakeCase(const FusedCase& c) {
   spec.sincos_math = c.sincos_math;
   const int pairs = c.rotary_dim / 2;
   const int s = 5 * pairs / 16;
-  spec.axis_map = c.interleaved ? InterleavedAxisMap({pairs - 2 * s, s, s}, pairs).value()
-                                : BlockedAxisMap({pairs - 2 * s, s, s}, pairs).value();
+  if (c.xd_axes > 0) {
+    std::vector<int32_t> sections(c.xd_axes, pairs / c.xd_axes);
+    sections[0] += pairs % c.xd_axes;
+    spec.axis_map = XdAxisMap(sections, pairs).value();
+  } else {
+    spec.axis_map = c.interleaved ? InterleavedAxisMap({pairs - 2 * s, s, s}, pairs).value()
+                                  : BlockedAxisMap({pairs - 2 * s, s, s}, pairs).value();
+  }
   for (int j = 0; j < pairs; ++j) {
     spec.inv_freq.push_back(static_cast<float>(std::pow(5e6, -2.0 * j / c.rotary_dim)));
   }
@@ -128,7 +135,7 @@ HostCase MakeCase(const FusedCase& c) {
   h.scales.resize(2 + 2 * c.hk, 1.5f);
   a.q_scale = &h.scales[0];
 
-  const std::vector<int64_t> video = VideoPositions(t, 60000, rng);
+  const std::vector<int64_t> video = AxisPositions(AxisCount(spec.axis_map), t, 60000, rng);
   switch (c.source) {
     case Source::kPlanar64:
     case Source::kTable:
@@ -430,6 +437,61 @@ std::vector<FusedCase> Cases() {
     c.rotary_dim = 64;
     c.max_grid_x = 3;
     c.cache = Cache::kFp8;
+  });
+  // HunYuan-VL: XD-RoPE over four axes and the norm of the rotated head, in every dtype, on the
+  // vector path with the passes in flight (prefill), one pass (decode), the scalar path, and
+  // the sequence-delta and table sources; eight axes (fewer tokens per block); the norm of the
+  // rotated head alone on three axes, and XD-RoPE with a norm before the rotary.
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16, DType::kFloat32}) {
+    const std::string t = DTypeName(dtype);
+    const auto hunyuan = [dtype](FusedCase& c) {
+      c.dtype = dtype;
+      c.xd_axes = 4;
+      c.q_norm = c.k_norm = QkNormForm::kWeightAfterRotary;
+      c.hq = 16;
+      c.hk = 8;
+    };
+    add(t + "_HunYuanVL_Prefill1100", [&](FusedCase& c) {
+      hunyuan(c);
+      c.num_tokens = 1100;
+      c.hq = 4;
+      c.hk = 2;
+      c.max_grid_x = 7;  // blocks loop over token groups: two barriers a pass, each group
+    });
+    add(t + "_HunYuanVL_Decode_SequenceDelta", [&](FusedCase& c) {
+      hunyuan(c);
+      c.num_tokens = 3;
+      c.source = Source::kSequenceDelta;
+    });
+    add(t + "_HunYuanVL_Misaligned_ScalarPath_Int32", [&](FusedCase& c) {
+      hunyuan(c);
+      c.misalign = true;
+      c.source = Source::kPlanar32;
+      c.cache = Cache::kFp8;
+      c.bad_slot_every = 4;
+    });
+  }
+  add("bf16_HunYuanVL_Table_KOut", [](FusedCase& c) {
+    c.xd_axes = 4;
+    c.q_norm = c.k_norm = QkNormForm::kWeightAfterRotary;
+    c.num_tokens = 40;
+    c.source = Source::kTable;
+    c.k_out = true;
+  });
+  add("bf16_XdEightAxes_NormBefore_TwoPasses", [](FusedCase& c) {
+    c.xd_axes = 8;
+    c.num_tokens = 300;
+    c.hq = 12;
+    c.hk = 4;
+    c.head_dim = 256;
+    c.rotary_dim = 128;
+  });
+  add("fp32_NormAfterRotary_ThreeAxes_PartialRotary_QOnly", [](FusedCase& c) {
+    c.dtype = DType::kFloat32;
+    c.rotary_dim = 64;
+    c.q_norm = QkNormForm::kWeightAfterRotary;
+    c.k_norm = QkNormForm::kNone;
+    c.num_tokens = 21;
   });
   add("fp16_HeadDim64_ManyHeads", [](FusedCase& c) {
     c.dtype = DType::kFloat16;

@@ -55,6 +55,19 @@ std::vector<int64_t> VideoPositions(int64_t num_tokens, int64_t max_base, std::m
   return positions;
 }
 
+std::vector<int64_t> AxisPositions(int num_axes, int64_t num_tokens, int64_t max_base,
+                                   std::mt19937& rng) {
+  std::vector<int64_t> positions = VideoPositions(num_tokens, max_base, rng);
+  positions.resize(num_axes * num_tokens);
+  for (int axis = kNumAxes; axis < num_axes; ++axis) {
+    for (int64_t i = 0; i < num_tokens; ++i) {
+      positions[axis * num_tokens + i] =
+          positions[(axis % kNumAxes) * num_tokens + i] + 1000 * axis + i % 7;
+    }
+  }
+  return positions;
+}
+
 std::vector<uint8_t> RandomStorage(DType dtype, int64_t elements, std::mt19937& rng) {
   std::uniform_real_distribution<float> value(-2.0f, 2.0f);
   std::vector<float> values(elements);

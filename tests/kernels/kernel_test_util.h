@@ -32,6 +32,12 @@ const char* DTypeName(DType dtype);
 // three axes differ (text-only positions would hide axis-map and layout bugs).
 std::vector<int64_t> VideoPositions(int64_t num_tokens, int64_t max_base, std::mt19937& rng);
 
+// Planar [num_axes][T] positions (num_axes >= 3): VideoPositions' three rows, then rows that
+// differ from all of them (an XD-RoPE axis beyond w: row a is row a % 3 shifted by 1000 a plus
+// a token-dependent step), so that a kernel reading the wrong axis fails.
+std::vector<int64_t> AxisPositions(int num_axes, int64_t num_tokens, int64_t max_base,
+                                   std::mt19937& rng);
+
 // `elements` random values in [-2, 2) stored as `dtype`.
 std::vector<uint8_t> RandomStorage(DType dtype, int64_t elements, std::mt19937& rng);
 

@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_params.h"
@@ -126,7 +129,7 @@ TEST_F(ValidateTest, RejectsSectionsNotCoveringRotaryDim) {
 
 TEST_F(ValidateTest, RejectsAxisOutsideTHW) {
   spec_.axis_map.axis[17] = 3;
-  ExpectInvalid("spec.axis_map.axis[17]=3");
+  ExpectInvalid("axis_map.axis[17]=3");
 }
 
 TEST_F(ValidateTest, RejectsInvFreqOfWrongSize) {
@@ -338,6 +341,41 @@ TEST(PlanTest, FewHeadsPackSeveralTokensPerBlock) {
   EXPECT_EQ(plan.block_z, 16u);
   EXPECT_EQ(plan.grid_x, 63u);  // ceil(1000 / 16)
   EXPECT_LE(plan.block_z * 32, static_cast<uint32_t>(kernel_internal::kSharedPairs));
+}
+
+// XD-RoPE: the split-halves kernels (generic rotary_dim), with positions [num_axes][T], a
+// cos/sin per element and num_axes position slots per token in shared memory; the three-axis
+// plans above are unchanged.
+TEST(PlanTest, XdRopeFitsItsAxesAndElementsInSharedMemory) {
+  for (const auto& [axes, rotary_dim] : {std::make_pair(4, 128), std::make_pair(4, 32),
+                                         std::make_pair(8, 32), std::make_pair(8, 16)}) {
+    SCOPED_TRACE(absl::StrCat(axes, " axes, rotary_dim ", rotary_dim));
+    RotarySpec spec = MakeSpec(128, rotary_dim, RotaryLayout::kNeox);
+    const int pairs = rotary_dim / 2;
+    spec.axis_map = XdAxisMap(std::vector<int32_t>(axes, pairs / axes), pairs).value();
+    MropeKernelArgs args = FusedArgs(DType::kBFloat16, 3000, 2, 2, 128);
+    const LaunchPlan plan = PlanMropeLaunch(spec, args).value();
+    EXPECT_TRUE(plan.params.rotary.split_halves);
+    EXPECT_EQ(plan.params.rotary.num_axes, axes);
+    EXPECT_EQ(plan.specialized_rotary_dim, 0);
+    EXPECT_LE(plan.block_z * axes, static_cast<uint32_t>(kernel_internal::kSharedPositions));
+    EXPECT_LE(plan.block_z * rotary_dim, static_cast<uint32_t>(kernel_internal::kSharedPairs));
+    for (int j = 0; j < pairs; ++j) {
+      EXPECT_EQ(kernel_internal::UnpackPairAxis(plan.params.rotary.pair_axes, j, false),
+                spec.axis_map.axis[j]);
+      EXPECT_EQ(kernel_internal::UnpackPairAxis(plan.params.rotary.pair_axes, j, true),
+                spec.axis_map.second_axis[j]);
+    }
+    // [axes][T] int64 positions: the bytes up to the last row must fit 64 bits (three rows
+    // of this stride would).
+    args.positions.axis_stride = std::numeric_limits<int64_t>::max() / (8 * (axes - 1)) + 1;
+    EXPECT_THAT(std::string(ValidateMropeKernelArgs(spec, args).message()),
+                HasSubstr("positions.axis_stride"));
+    // GPT-J pairs: XD's halves are NeoX halves.
+    spec.layout = RotaryLayout::kGptj;
+    EXPECT_EQ(ValidateMropeKernelArgs(spec, FusedArgs(DType::kBFloat16, 30, 2, 2, 128)).code(),
+              absl::StatusCode::kUnimplemented);
+  }
 }
 
 TEST(PlanTest, FallsBackToScalarAccessWhenNot16ByteAligned) {

@@ -43,7 +43,7 @@ namespace {
 
 using gpu_util::DeviceBuffer;
 
-enum class AxisMapKind { kBlocked, kInterleaved, kExplicit, kHwAlternatingThenT };
+enum class AxisMapKind { kBlocked, kInterleaved, kExplicit, kHwAlternatingThenT, kXd };
 
 // How q and k are stored: slices of a fused [T][(Hq + 2 Hk) * D] qkv buffer, two contiguous
 // tensors, or two head-major [H][T][D] tensors.
@@ -58,6 +58,7 @@ struct KernelCase {
   int head_dim = 128;
   int rotary_dim = 128;
   AxisMapKind axis_map = AxisMapKind::kBlocked;
+  int xd_axes = 4;  // kXd: XD-RoPE sections over this many axes (HunYuan-VL: four)
   Storage storage = Storage::kFused;
   int misalign = 0;  // elements before q: 1 breaks 16-byte alignment (scalar path)
   bool int32_positions = false;
@@ -116,6 +117,12 @@ RotarySpec MakeSpec(const KernelCase& c, std::mt19937& rng) {
       spec.axis_map = HwAlternatingThenTAxisMap({s, s, pairs - 2 * s}, pairs).value();
       break;
     }
+    case AxisMapKind::kXd: {  // [16, 16, 16, 16] at 64 pairs and four axes
+      std::vector<int32_t> sections(c.xd_axes, pairs / c.xd_axes);
+      sections[0] += pairs % c.xd_axes;
+      spec.axis_map = XdAxisMap(sections, pairs).value();
+      break;
+    }
     case AxisMapKind::kExplicit: {
       std::vector<int32_t> axes(pairs);
       for (int32_t& a : axes) a = static_cast<int32_t>(rng() % kNumAxes);
@@ -170,7 +177,8 @@ PlanarCase MakePlanarCase(const KernelCase& c, uint32_t seed, int64_t max_base,
                           RotationDirection direction = RotationDirection::kForward) {
   std::mt19937 rng(seed);
   RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, max_base, rng);
+  const std::vector<int64_t> positions =
+      AxisPositions(AxisCount(spec.axis_map), c.num_tokens, max_base, rng);
   std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
   std::vector<uint8_t> expected = input;
   const auto [q, k] = Views(c, expected.data());
@@ -408,45 +416,51 @@ TEST_P(KernelPathTest, SmallBatchSplitsHeads) {
 // table path is bit-exact in every dtype. Laid out as a vLLM cos_sin_cache (row = cos | sin).
 TEST_P(KernelPathTest, TablePathIsBitExact) {
   MROPE_SKIP_WITHOUT_GPU();
-  KernelCase c = Case();
-  c.num_tokens = 300;
-  c.hq = 8;
-  c.axis_map = AxisMapKind::kInterleaved;
-  constexpr int64_t kTableRows = 4096;
-  std::mt19937 rng(11);
-  const RotarySpec spec = MakeSpec(c, rng);
-  const std::vector<int64_t> positions = VideoPositions(c.num_tokens, 3000, rng);
-  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  const CosSinTable table =
-      CosSinTable::Create(spec.inv_freq, spec.attention_scaling, kTableRows).value();
+  // Three axes, and XD-RoPE's four (NeoX): a pair's halves look up rows of their own axes.
+  for (const AxisMapKind axis_map : {AxisMapKind::kInterleaved, AxisMapKind::kXd}) {
+    KernelCase c = Case();
+    if (axis_map == AxisMapKind::kXd && c.layout == RotaryLayout::kGptj) continue;
+    c.axis_map = axis_map;
+    c.num_tokens = 300;
+    c.hq = 8;
+    constexpr int64_t kTableRows = 4096;
+    std::mt19937 rng(11);
+    const RotarySpec spec = MakeSpec(c, rng);
+    const std::vector<int64_t> positions =
+        AxisPositions(AxisCount(spec.axis_map), c.num_tokens, 3000, rng);
+    const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+    const CosSinTable table =
+        CosSinTable::Create(spec.inv_freq, spec.attention_scaling, kTableRows).value();
 
-  std::vector<uint8_t> expected = input;
-  const auto [q, k] = Views(c, expected.data());
-  ASSERT_TRUE(
-      ApplyMropeWithTable(spec, table, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k)
-          .ok());
+    std::vector<uint8_t> expected = input;
+    const auto [q, k] = Views(c, expected.data());
+    ASSERT_TRUE(
+        ApplyMropeWithTable(spec, table, {positions.data(), true, c.num_tokens, c.num_tokens}, q, k)
+            .ok());
 
-  const int pairs = c.rotary_dim / 2;
-  std::vector<float> cache(kTableRows * 2 * pairs);
-  for (int64_t p = 0; p < kTableRows; ++p) {
-    for (int j = 0; j < pairs; ++j) {
-      cache[p * 2 * pairs + j] = table.cos()[p * pairs + j];
-      cache[p * 2 * pairs + pairs + j] = table.sin()[p * pairs + j];
+    const int pairs = c.rotary_dim / 2;
+    std::vector<float> cache(kTableRows * 2 * pairs);
+    for (int64_t p = 0; p < kTableRows; ++p) {
+      for (int j = 0; j < pairs; ++j) {
+        cache[p * 2 * pairs + j] = table.cos()[p * pairs + j];
+        cache[p * 2 * pairs + pairs + j] = table.sin()[p * pairs + j];
+      }
     }
+    DeviceBuffer device_cache(cache.size() * sizeof(float));
+    device_cache.Upload(cache.data(), cache.size() * sizeof(float));
+    const DeviceBuffer device_positions = UploadPositions(positions, true);
+    DeviceBuffer flag(sizeof(int));
+    flag.Zero();
+    MropeKernelArgs args;
+    args.positions = {device_positions.data(), false, c.num_tokens, c.num_tokens};
+    args.table = {device_cache.As<float>(), device_cache.As<float>() + pairs, kTableRows,
+                  2 * pairs};
+    args.error_flag = flag.As<int>();
+    RotarySpec table_spec = spec;
+    table_spec.inv_freq.clear();  // not used with a table
+    ExpectMatches(c.dtype, expected, RotateOnDevice(c, table_spec, input, args), /*exact=*/true);
+    EXPECT_EQ(ReadFlag(flag), 0);
   }
-  DeviceBuffer device_cache(cache.size() * sizeof(float));
-  device_cache.Upload(cache.data(), cache.size() * sizeof(float));
-  const DeviceBuffer device_positions = UploadPositions(positions, true);
-  DeviceBuffer flag(sizeof(int));
-  flag.Zero();
-  MropeKernelArgs args;
-  args.positions = {device_positions.data(), false, c.num_tokens, c.num_tokens};
-  args.table = {device_cache.As<float>(), device_cache.As<float>() + pairs, kTableRows, 2 * pairs};
-  args.error_flag = flag.As<int>();
-  RotarySpec table_spec = spec;
-  table_spec.inv_freq.clear();  // not used with a table
-  ExpectMatches(c.dtype, expected, RotateOnDevice(c, table_spec, input, args), /*exact=*/true);
-  EXPECT_EQ(ReadFlag(flag), 0);
 }
 
 // Decode without a [3][T] tensor: rotates with position = token_index + delta[sequence] on
@@ -459,10 +473,11 @@ void ExpectSequenceDeltaMatches(KernelCase c, const std::vector<int64_t>& token_
   std::mt19937 rng(seed);
   const RotarySpec spec = MakeSpec(c, rng);
   const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
-  std::vector<int64_t> positions(kNumAxes * c.num_tokens);
+  const int num_axes = AxisCount(spec.axis_map);
+  std::vector<int64_t> positions(num_axes * c.num_tokens);
   for (int64_t i = 0; i < c.num_tokens; ++i) {
     const int64_t sequence = seq_id.empty() ? i : seq_id[i];
-    for (int axis = 0; axis < kNumAxes; ++axis) {
+    for (int axis = 0; axis < num_axes; ++axis) {
       positions[axis * c.num_tokens + i] = token_index[i] + delta[sequence];
     }
   }
@@ -524,6 +539,65 @@ TEST_P(KernelPathTest, SequenceDeltaOneTokenPerSequence) {
   MROPE_SKIP_WITHOUT_GPU();
   ExpectSequenceDeltaMatches(Case(), {10, 11, 500, 7, 9999, 0, 1, 123456}, /*seq_id=*/{},
                              {0, -5, 70000, 3, -9000, 42, 99999, -100000}, /*seed=*/9);
+}
+
+// XD-RoPE (HunYuan-VL): a pair's halves on different axes, over more than three axes. NeoX
+// only: the kernels refuse GPT-J pairs with split halves (XD's halves are NeoX halves).
+TEST_P(KernelPathTest, XdRopeOverFourToEightAxes) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  c.axis_map = AxisMapKind::kXd;
+  c.sincos_math = SinCosMath::kFloat32;  // the same float operations: bit for bit
+  if (c.layout == RotaryLayout::kGptj) {
+    const PlanarCase planar = MakePlanarCase(c, /*seed=*/31, /*max_base=*/40000);
+    MropeKernelArgs args = planar.args;
+    DeviceBuffer buffer(planar.input.size());
+    std::tie(args.q, args.k) = Views(c, buffer.data());
+    const absl::Status status = LaunchMropeKernel(planar.spec, args, nullptr);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+    EXPECT_NE(status.message().find("XD-RoPE"), absl::string_view::npos) << status;
+    return;
+  }
+  // Four axes on the vector path with one pass and with the passes in flight (prefill), on the
+  // scalar path, and rotated backwards; five and eight axes (fewer tokens per block:
+  // RotationShared's position slots), the last on the scalar path.
+  struct Variant {
+    int axes;
+    int64_t tokens;
+    int misalign;
+    RotationDirection direction;
+    int rotary_dim = 128;
+  };
+  const int64_t prefill = kernel_internal::kSplitHeadsBelowTokens + 40;
+  for (const Variant& v : {Variant{4, 17, 0, RotationDirection::kForward},
+                           Variant{4, prefill, 0, RotationDirection::kForward},
+                           Variant{4, 23, 1, RotationDirection::kForward},
+                           Variant{4, 29, 0, RotationDirection::kInverse},
+                           Variant{5, 41, 0, RotationDirection::kForward},
+                           Variant{8, 37, 1, RotationDirection::kForward},
+                           // Position slots, not cos/sin, bound the tokens per block.
+                           Variant{8, prefill, 0, RotationDirection::kForward, 32}}) {
+    SCOPED_TRACE(absl::StrCat(v.axes, " axes, ", v.tokens, " tokens, misalign ", v.misalign,
+                              ", rotary_dim ", v.rotary_dim));
+    c.xd_axes = v.axes;
+    c.num_tokens = v.tokens;
+    c.misalign = v.misalign;
+    c.rotary_dim = v.rotary_dim;
+    const PlanarCase planar = MakePlanarCase(c, /*seed=*/17, /*max_base=*/60000, 1, v.direction);
+    ASSERT_EQ(AxisCount(planar.spec.axis_map), v.axes);
+    ExpectMatches(c.dtype, planar.expected,
+                  RotateOnDevice(c, planar.spec, planar.input, planar.args), /*exact=*/true);
+    EXPECT_EQ(ReadFlag(planar.flag), 0);
+  }
+}
+
+TEST_P(KernelPathTest, XdRopeSequenceDelta) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c = Case();
+  if (c.layout == RotaryLayout::kGptj) GTEST_SKIP() << "XD-RoPE pairs are NeoX halves";
+  c.axis_map = AxisMapKind::kXd;
+  ExpectSequenceDeltaMatches(c, {10, 11, 500, 7, 9999, 0, 1, 123456}, /*seq_id=*/{},
+                             {0, -5, 70000, 3, -9000, 42, 99999, -100000}, /*seed=*/19);
 }
 
 std::string PathName(const ::testing::TestParamInfo<std::tuple<DType, RotaryLayout>>& info) {
@@ -618,7 +692,9 @@ std::vector<uint8_t> ExpectedWithSkips(const KernelCase& c, const RotarySpec& sp
                                        std::vector<int64_t> positions,
                                        const std::vector<int64_t>& bad_tokens) {
   for (int64_t t : bad_tokens) {
-    for (int axis = 0; axis < kNumAxes; ++axis) positions[axis * c.num_tokens + t] = 0;
+    for (int axis = 0; axis < AxisCount(spec.axis_map); ++axis) {
+      positions[axis * c.num_tokens + t] = 0;
+    }
   }
   std::vector<uint8_t> expected = input;
   const auto [q, k] = Views(c, expected.data());
@@ -677,6 +753,29 @@ TEST(KernelErrorTest, PositionOutsideExactFloatRangeSkipsTheToken) {
   const std::vector<uint8_t> expected = ExpectedWithSkips(c, spec, input, positions, bad);
   positions[0 * c.num_tokens + 2] = kMaxPosition;
   positions[2 * c.num_tokens + 8] = -1;
+  const DeviceBuffer device_positions = UploadPositions(positions, false);
+  DeviceBuffer flag(sizeof(int));
+  flag.Zero();
+  MropeKernelArgs args;
+  args.positions = {device_positions.data(), true, c.num_tokens, c.num_tokens};
+  args.error_flag = flag.As<int>();
+  ExpectMatches(c.dtype, expected, RotateOnDevice(c, spec, input, args), /*exact=*/false);
+  EXPECT_EQ(ReadFlag(flag), kMropeErrorPositionOutOfRange);
+}
+
+// A bad position on an axis beyond the third (XD-RoPE) skips its token like any other.
+TEST(KernelErrorTest, XdPositionOutOfRangeOnTheFourthAxisSkipsTheToken) {
+  MROPE_SKIP_WITHOUT_GPU();
+  KernelCase c;
+  c.num_tokens = 30;
+  c.axis_map = AxisMapKind::kXd;
+  std::mt19937 rng(6);
+  const RotarySpec spec = MakeSpec(c, rng);
+  std::vector<int64_t> positions = AxisPositions(4, c.num_tokens, 500, rng);
+  const std::vector<uint8_t> input = RandomStorage(c.dtype, BufferElements(c), rng);
+  const std::vector<uint8_t> expected = ExpectedWithSkips(c, spec, input, positions, {4, 29});
+  positions[3 * c.num_tokens + 4] = -2;
+  positions[3 * c.num_tokens + 29] = kMaxPosition;
   const DeviceBuffer device_positions = UploadPositions(positions, false);
   DeviceBuffer flag(sizeof(int));
   flag.Zero();

@@ -361,7 +361,7 @@ TEST(ApplyTest, ValidationErrors) {
                "spec.inv_freq must have rotary_dim / 2 = 64 entries, got 63");
   bad_spec = spec;
   bad_spec.axis_map.axis[3] = 5;
-  expect_error(ApplyMropeReference(bad_spec, Positions(good), qv, none), "axis map entry 3");
+  expect_error(ApplyMropeReference(bad_spec, Positions(good), qv, none), "axis_map.axis[3]=");
 
   const absl::StatusOr<CosSinTable> table =
       CosSinTable::Create(spec.inv_freq, spec.attention_scaling, 5);

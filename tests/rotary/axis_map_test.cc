@@ -113,7 +113,7 @@ TEST(AxisMapTest, Validate) {
   EXPECT_THAT(ValidateAxisMap(map, 4).message(), HasSubstr("has 3 pairs"));
   AxisMap bad = map;
   bad.axis[2] = 7;
-  EXPECT_THAT(ValidateAxisMap(bad, 3).message(), HasSubstr("entry 2"));
+  EXPECT_THAT(ValidateAxisMap(bad, 3).message(), HasSubstr("axis_map.axis[2]=7"));
 }
 
 }  // namespace
