@@ -186,10 +186,19 @@ __device__ __forceinline__ float LoadWeight(const NormParams& norm, int d MROPE_
   }
 }
 
+// True if the head is normalised before the rotary: any norm in the kernels without the XD
+// forms (written as they were before those, so that they compile to the same code).
+template <bool kXdForms>
+__device__ __forceinline__ bool NormFirst(QkNormForm form) {
+  if constexpr (kXdForms) return NormBeforeRotary(form);
+  return form != QkNormForm::kNone;
+}
+
 // Element d of a head after a norm before the rotary (the value itself without one).
+template <bool kXdForms>
 __device__ __forceinline__ float Normalized(const NormParams& norm, float x, int d,
                                             float rms_scale MROPE_ACCESS_SITE) {
-  if (!NormBeforeRotary(norm.form)) return x;
+  if (!NormFirst<kXdForms>(norm.form)) return x;
   return Normalize(x, rms_scale, NormWeight(norm.form, LoadWeight(norm, d MROPE_PASS_SITE)));
 }
 
@@ -218,12 +227,17 @@ __device__ __forceinline__ void StageSlots(const FusedParams& p, int64_t group_t
 // must fit on an SM (at most 128 registers per thread); with one, no minimum (0: ptxas's choice,
 // 128 registers on sm_80/sm_90 today), but for the fp32 scalar kernel 1 block (167-181
 // registers): at its own choice of 128 sm_100's ptxas spilled it.
-// kSplit: XD-RoPE's split halves over p.rotary.num_axes axes (NeoX); the three-axis kernels are
-// the others, compiled as if it did not exist.
-template <typename T, bool kVector, int kPasses>
-constexpr int kFusedMinBlocksPerSm = kPasses > 1 ? 2 : (!kVector && sizeof(T) == 4) ? 1 : 0;
-template <typename T, bool kVector, int kPasses, bool kSplit>
-__global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVector, kPasses>)
+// kXdForms: the forms HunYuan-VL brought, XD-RoPE's split halves over p.rotary.num_axes axes
+// (NeoX; a cos/sin per element, as many slots as FusedLaunchPlan::xd_forms plans for) and the
+// norm of the rotated head, whose rotated values live across a second barrier; the other
+// kernels are compiled as if they did not exist. These kernels take 1 block (at 128 registers
+// the 16-bit ones spilled on sm_80 and sm_90); not yet tuned on a GPU.
+template <typename T, bool kVector, int kPasses, bool kXdForms>
+constexpr int kFusedMinBlocksPerSm =
+    kXdForms ? 1 : kPasses > 1 ? 2 : (!kVector && sizeof(T) == 4) ? 1 : 0;
+template <typename T, bool kVector, int kPasses, bool kXdForms>
+__global__ void __launch_bounds__(kMaxBlockThreads,
+                                  kFusedMinBlocksPerSm<T, kVector, kPasses, kXdForms>)
     FusedMropeKernel(const __grid_constant__ FusedParams p) {
   constexpr int kC = kChunk<T>;
   constexpr int kN = kMaxChunks<T>;
@@ -237,12 +251,13 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
   const int head_dim = p.head_dim;
   const int rotary_dim = p.rotary_dim;
   const int num_pairs = rotary_dim / 2;
-  const int num_axes = AxesRead<kSplit>(p.rotary);
-  const int slots_per_token = kSplit ? rotary_dim : num_pairs;
+  const int num_axes = AxesRead<kXdForms>(p.rotary);
+  const int slots_per_token = kXdForms ? rotary_dim : num_pairs;
   // A norm of the rotated head (HunYuan-VL) needs a second exchange of sums of squares per
   // pass, and so a second barrier, in every thread of the block when a q or k head has it.
-  const bool norm_after_rotary = p.q_norm.form == QkNormForm::kWeightAfterRotary ||
-                                 p.k_norm.form == QkNormForm::kWeightAfterRotary;
+  const bool norm_after_rotary =
+      kXdForms && (p.q_norm.form == QkNormForm::kWeightAfterRotary ||
+                   p.k_norm.form == QkNormForm::kWeightAfterRotary);
   const int num_chunks = (head_dim + kC - 1) / kC;
   const int chunk_begin = blockIdx.y * p.heads_per_chunk;
   const int chunk_end = min(p.num_q_heads + p.num_k_heads, chunk_begin + p.heads_per_chunk);
@@ -273,19 +288,19 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
     }
 
     // 1. Positions, slots and cos/sin of the group.
-    StagePositions<0>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_axes,
-                      num_pairs, tid, num_threads, /*stage_pairs=*/group == blockIdx.x,
-                      fused.rotation);
+    StagePositions<0, kXdForms>(p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs,
+                              tid, num_threads, /*stage_pairs=*/group == blockIdx.x,
+                              fused.rotation);
     StageSlots(p, group_token, tokens_per_block, tid);
     __syncthreads();
     // No barrier before the passes: cos/sin are first read after the pass barrier, which
     // every thread reaches (grid_y = ceil(heads / heads_per_chunk): every block has a pass),
     // and the staged positions, slots and skip flags were ordered by the barrier above.
-    StageCosSin<kSplit>(p.rotary, tokens_per_block, num_axes, num_pairs, tid, num_threads,
+    StageCosSin<kXdForms>(p.rotary, tokens_per_block, num_pairs, tid, num_threads,
                         fused.rotation);
     const bool token_live =
         token < p.num_tokens &&
-        !TokenSkipped(fused.rotation.skip_axis + z * num_axes, num_axes) &&
+        !TokenSkipped(AxisSlot<kXdForms>(fused.rotation.skip_axis, z, 0, num_axes), num_axes) &&
         !Load(&fused.slot_bad[z]);
     const int64_t slot = Load(&fused.slot[z]);
     const float* cos = fused.rotation.cos + z * slots_per_token;
@@ -324,7 +339,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
           for (int e = 0; e < kC; ++e) {
             if (first + e >= head_dim) continue;
             const float value = x[i * kC + e];
-            if (NormBeforeRotary(norm.form)) {
+            if (NormFirst<kXdForms>(norm.form)) {
               partial = AddRounded(partial, MulRounded(value, value));
             }
             if constexpr (!kVector) Store(&stage[first + e], value);
@@ -354,7 +369,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
       float y[kN * kC];
       if (active) {
         const float rms_scale =
-            NormBeforeRotary(norm.form)
+            NormFirst<kXdForms>(norm.form)
                 ? RmsScale(ButterflySum(&fused.partial[buffer][tid - lane], lanes), head_dim,
                            norm.eps)
                 : 1.0f;
@@ -376,7 +391,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
           for (int e = 0; e < kC; ++e) {
             const int d = first + e;
             if (d >= head_dim) continue;
-            const float n = Normalized(norm, x[i * kC + e], d, rms_scale);
+            const float n = Normalized<kXdForms>(norm, x[i * kC + e], d, rms_scale);
             if (d >= rotary_dim) {
               y[i * kC + e] = n;
               continue;
@@ -396,9 +411,9 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
             const float raw_partner = partner_chunk ? partners[e]
                                       : neox        ? Load(&stage[partner])
                                                     : x[i * kC + (e ^ 1)];
-            const float np = Normalized(norm, raw_partner, partner, rms_scale);
-            // Split halves: the second element's own cos/sin, num_pairs slots on.
-            const int cs_slot = kSplit && !first_of_pair ? pair + num_pairs : pair;
+            const float np = Normalized<kXdForms>(norm, raw_partner, partner, rms_scale);
+            // A cos/sin per element: the second's num_pairs slots on.
+            const int cs_slot = kXdForms && !first_of_pair ? pair + num_pairs : pair;
             const CosSin cs{Load(cos + cs_slot), Load(sin + cs_slot)};
             y[i * kC + e] = first_of_pair ? RotatedFirst(n, np, cs) : RotatedSecond(np, n, cs);
           }
@@ -477,23 +492,23 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kFusedMinBlocksPerSm<T, kVec
   }
 }
 
-template <typename T, bool kSplit>
+template <typename T, bool kXdForms>
 cudaError_t LaunchForType(const FusedLaunchPlan& plan, cudaStream_t stream) {
   const dim3 grid(plan.grid_x, plan.grid_y);
   const dim3 block(plan.block_x, plan.block_y, plan.block_z);
   if (plan.vectorized) {
     return LaunchKernel<kMaxBlockThreads>(
-        &FusedMropeKernel<T, true, FusedPassesInFlight(sizeof(T), true), kSplit>, grid, block,
+        &FusedMropeKernel<T, true, FusedPassesInFlight(sizeof(T), true), kXdForms>, grid, block,
         stream, plan.params);
   }
-  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false, 1, kSplit>, grid, block,
+  return LaunchKernel<kMaxBlockThreads>(&FusedMropeKernel<T, false, 1, kXdForms>, grid, block,
                                         stream, plan.params);
 }
 
 template <typename T>
 cudaError_t LaunchForType(const FusedLaunchPlan& plan, cudaStream_t stream) {
-  return plan.params.rotary.split_halves ? LaunchForType<T, true>(plan, stream)
-                                         : LaunchForType<T, false>(plan, stream);
+  return plan.xd_forms ? LaunchForType<T, true>(plan, stream)
+                       : LaunchForType<T, false>(plan, stream);
 }
 
 }  // namespace

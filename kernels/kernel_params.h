@@ -37,16 +37,22 @@ enum class PositionSource : uint8_t {
 };
 
 // Axes packed four pairs to a word: pair 4w + i in bits [8i, 8i + 8) of word w, the axis of
-// its first element in the low four bits and of its second in the high four (the same axis
-// unless the halves are split; axes < kMaxAxes <= 16). The planner packs (into zeroed words),
-// the kernel unpacks.
+// its first element in the low four bits and, in the high four, that axis XOR the axis of its
+// second element: zero unless the halves are split (XD-RoPE), so a byte is the pair's one axis
+// for every other layout. The planner packs (into zeroed words), the kernels unpack.
 static_assert(kMaxAxes <= 16, "an axis takes four bits");
 MROPE_HOST_DEVICE inline void PackPairAxis(uint32_t* words, int pair, int first_axis,
                                            int second_axis) {
-  words[pair / 4] |= static_cast<uint32_t>(first_axis | second_axis << 4) << (8 * (pair % 4));
+  const uint32_t byte = static_cast<uint32_t>(first_axis | (first_axis ^ second_axis) << 4);
+  words[pair / 4] |= byte << (8 * (pair % 4));
 }
+// The axis of the pair's first element, or (second) of its second; kSplit: the kernels that
+// take split halves (the others read the whole byte, as before there were any).
+template <bool kSplit>
 MROPE_HOST_DEVICE inline int UnpackPairAxis(const uint32_t* words, int pair, bool second) {
-  return static_cast<int>((words[pair / 4] >> (8 * (pair % 4) + (second ? 4 : 0))) & 0xF);
+  const int byte = static_cast<int>((words[pair / 4] >> (8 * (pair % 4))) & 0xFF);
+  if constexpr (!kSplit) return byte;
+  return second ? (byte & 0xF) ^ (byte >> 4) : byte & 0xF;
 }
 
 // Where a launch's positions and cos/sin come from, and the per-pair rotary parameters: the

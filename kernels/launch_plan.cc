@@ -32,10 +32,10 @@ uint32_t TokenGroupBlocks(int64_t num_tokens, int64_t tokens_per_block,
        std::max<int64_t>(1, options.max_grid_x)}));
 }
 
-int64_t MaxTokensPerBlock(const RotaryParams& rotary, int num_pairs) {
-  const int slots_per_token = rotary.split_halves ? 2 * num_pairs : num_pairs;
-  return std::min<int64_t>({kMaxTokensPerBlock, kSharedPositions / rotary.num_axes,
-                            kSharedPairs / slots_per_token});
+int64_t MaxTokensPerBlock(int num_axes, int num_pairs, bool per_element) {
+  const int slots_per_token = per_element ? 2 * num_pairs : num_pairs;
+  return std::min<int64_t>(
+      {kMaxTokensPerBlock, kSharedPositions / num_axes, kSharedPairs / slots_per_token});
 }
 
 RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,
@@ -115,9 +115,10 @@ absl::StatusOr<LaunchPlan> PlanMropeLaunch(const RotarySpec& spec, const MropeKe
   const int64_t heads = int64_t{p.num_q_heads} + p.num_k_heads;
   const int64_t max_rows = std::max(1, kMaxBlockThreads / units);
   const int64_t min_passes = CeilDiv(heads, max_rows);
+  const int64_t max_tokens =
+      MaxTokensPerBlock(p.rotary.num_axes, num_pairs, /*per_element=*/p.rotary.split_halves);
   const auto tokens_per_block = [&](int64_t rows) {
-    return std::max<int64_t>(1, std::min<int64_t>(kMaxBlockThreads / (units * rows),
-                                                  MaxTokensPerBlock(p.rotary, num_pairs)));
+    return std::max<int64_t>(1, std::min(kMaxBlockThreads / (units * rows), max_tokens));
   };
   constexpr int64_t kMaxGridY = 65535;
   constexpr int64_t kWarpSize = 32;

@@ -39,8 +39,8 @@ inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 uint32_t TokenGroupBlocks(int64_t num_tokens, int64_t tokens_per_block, const PlanOptions& options);
 
 // Most tokens a block stages the positions and cos/sin of (RotationShared): kMaxTokensPerBlock
-// for three axes and one cos/sin per pair, fewer for more axes or split halves.
-int64_t MaxTokensPerBlock(const RotaryParams& rotary, int num_pairs);
+// for three axes and a cos/sin per pair, fewer for more axes or a cos/sin per element.
+int64_t MaxTokensPerBlock(int num_axes, int num_pairs, bool per_element);
 
 // The position and cos/sin sources of a launch (validated arguments), as both kernels take them.
 RotaryParams PlanRotaryParams(const RotarySpec& spec, const PositionsView& positions,

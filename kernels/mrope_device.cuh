@@ -232,17 +232,24 @@ __device__ __forceinline__ void RotateUnit(Unit<T, kVec>& x, int unit, int num_p
                                            const float* cos, const float* sin) {
   if constexpr (kSplit) {
     static_assert(kLayout == RotaryLayout::kNeox, "split halves are NeoX halves");
-    float c[kVec];
-    float s[kVec];
-    float c2[kVec];
-    float s2[kVec];
-    LoadShared(cos + unit * kVec, c);
-    LoadShared(sin + unit * kVec, s);
-    LoadShared(cos + num_pairs + unit * kVec, c2);
-    LoadShared(sin + num_pairs + unit * kVec, s2);
+    // Four elements at a time: the four cos/sin arrays of a whole 16-bit access would hold 32
+    // registers and spill.
+    constexpr int kGroup = kVec < 4 ? kVec : 4;
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      RotateSplitElements(x.first, i, x.second, i, CosSin{c[i], s[i]}, CosSin{c2[i], s2[i]});
+    for (int g = 0; g < kVec; g += kGroup) {
+      float c[kGroup];
+      float s[kGroup];
+      float c2[kGroup];
+      float s2[kGroup];
+      LoadShared(cos + unit * kVec + g, c);
+      LoadShared(sin + unit * kVec + g, s);
+      LoadShared(cos + num_pairs + unit * kVec + g, c2);
+      LoadShared(sin + num_pairs + unit * kVec + g, s2);
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        RotateSplitElements(x.first, g + i, x.second, g + i, CosSin{c[i], s[i]},
+                            CosSin{c2[i], s2[i]});
+      }
     }
   } else if constexpr (kVec == 1 || kLayout == RotaryLayout::kNeox) {
     float c[kVec];
@@ -342,19 +349,30 @@ struct RotationShared {
 };
 static_assert(kMaxRotaryPairs % 16 == 0, "StagePairParameters copies groups of 16 pairs");
 
-// The axes a kernel reads: three (a compile-time constant, so that the three-axis kernels
-// index as before), or the launch's num_axes for the split-halves (XD-RoPE) kernels.
+// The axes a kernel reads: three (a compile-time constant), or the launch's num_axes for the
+// split-halves (XD-RoPE) kernels.
 template <bool kSplit>
 __device__ __forceinline__ int AxesRead(const RotaryParams& p) {
   if constexpr (kSplit) return p.num_axes;
   return kNumAxes;
 }
 
+// Slot (token, axis) of the staged positions or skip flags: token * num_axes + axis, which the
+// three-axis kernels index as [token][axis] (the address arithmetic they compiled to before
+// there were more axes: nvcc allocates their registers differently for the flat form).
+template <bool kSplit, typename S>
+__device__ __forceinline__ S* AxisSlot(S (&slots)[kSharedPositions], int token, int axis,
+                                       int num_axes) {
+  if constexpr (kSplit) return &slots[token * num_axes + axis];
+  return &reinterpret_cast<S(&)[kMaxTokensPerBlock][kNumAxes]>(slots)[token][axis];
+}
+
 // True if the token must not be touched (beyond num_tokens, or a device error on any axis):
 // skip_axis points at the token's num_axes flags.
 __device__ __forceinline__ bool TokenSkipped(const bool* skip_axis, int num_axes) {
-  bool skipped = false;
-  for (int axis = 0; axis < num_axes; ++axis) skipped = skipped || Load(&skip_axis[axis]);
+  // Three axes as one expression, as the three-axis kernels have it.
+  bool skipped = Load(&skip_axis[0]) || Load(&skip_axis[1]) || Load(&skip_axis[2]);
+  for (int axis = kNumAxes; axis < num_axes; ++axis) skipped = skipped || Load(&skip_axis[axis]);
   return skipped;
 }
 
@@ -387,17 +405,16 @@ __device__ __forceinline__ void StagePairParameters(const RotaryParams& p, int n
   }
 }
 
-// Positions of each (token, axis) of the group starting at group_token (num_axes axes) into
-// shared memory, with the device error checks (a skipped token gets position 0, so that
-// StageCosSin needs no branch). A thread's first position is loaded before the first group
-// stages the pair parameters (stage_pairs), so the two latencies overlap. The caller places
-// the barrier.
-template <int kRotaryDim>
+// Positions of each (token, axis) of the group starting at group_token into shared memory,
+// with the device error checks (a skipped token gets position 0, so that StageCosSin needs
+// no branch). A thread's first position is loaded before the first group stages the pair
+// parameters (stage_pairs), so the two latencies overlap. The caller places the barrier.
+template <int kRotaryDim, bool kSplit>
 __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t group_token,
                                                int64_t num_tokens, int tokens_per_block,
-                                               int num_axes, int num_pairs, int tid,
-                                               int num_threads, bool stage_pairs,
-                                               RotationShared& shared) {
+                                               int num_pairs, int tid, int num_threads,
+                                               bool stage_pairs, RotationShared& shared) {
+  const int num_axes = AxesRead<kSplit>(p);
   const int num_items = tokens_per_block * num_axes;
   const auto load_item = [&](int i, int64_t* position) {
     return group_token + i / num_axes < num_tokens &&
@@ -415,8 +432,10 @@ __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t gr
       loaded = load_item(i, &position);
     }
     const bool valid = loaded && PositionInRange(p, position);
-    Store(&shared.position[i], valid ? position : 0);
-    Store(&shared.skip_axis[i], !valid);
+    const int token = i / num_axes;
+    const int axis = i % num_axes;
+    Store(AxisSlot<kSplit>(shared.position, token, axis, num_axes), valid ? position : 0);
+    Store(AxisSlot<kSplit>(shared.skip_axis, token, axis, num_axes), !valid);
   }
 }
 
@@ -426,18 +445,19 @@ __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t gr
 // num_pairs + pair, the half's own axis at the pair's frequency.
 template <bool kSplit>
 __device__ __forceinline__ void StageCosSin(const RotaryParams& p, int tokens_per_block,
-                                            int num_axes, int num_pairs, int tid,
-                                            int num_threads, RotationShared& shared) {
+                                            int num_pairs, int tid, int num_threads,
+                                            RotationShared& shared) {
+  const int num_axes = AxesRead<kSplit>(p);
   const int slots_per_token = kSplit ? 2 * num_pairs : num_pairs;
   for (int i = tid; i < tokens_per_block * slots_per_token; i += num_threads) {
     const int tz = i / slots_per_token;
     const int slot = i - tz * slots_per_token;
     const bool second = kSplit && slot >= num_pairs;
     const int pair = second ? slot - num_pairs : slot;
-    const int axis = UnpackPairAxis(shared.pair_axes, pair, second);
+    const int axis = UnpackPairAxis<kSplit>(shared.pair_axes, pair, second);
     const CosSin cs = ForDirection(
         LookupCosSin(p, pair, Load(&shared.inv_freq[pair]),
-                     Load(&shared.position[tz * num_axes + axis])),
+                     Load(AxisSlot<kSplit>(shared.position, tz, axis, num_axes))),
         p.direction);
     Store(&shared.cos[i], cs.cos);
     Store(&shared.sin[i], cs.sin);

@@ -85,18 +85,17 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kVec, kRotar
 
     // 2. Positions of each (token, axis) of the group; the first group also stages the pair
     //    parameters.
-    StagePositions<kStagedRotaryDim<kRotaryDim, kPasses>>(
-        p.rotary, group_token, p.num_tokens, tokens_per_block, num_axes, num_pairs, tid,
-        num_threads, /*stage_pairs=*/group == blockIdx.x, shared);
+    StagePositions<kStagedRotaryDim<kRotaryDim, kPasses>, kSplit>(
+        p.rotary, group_token, p.num_tokens, tokens_per_block, num_pairs, tid, num_threads,
+        /*stage_pairs=*/group == blockIdx.x, shared);
     __syncthreads();
 
     // 3. cos/sin, slot tz * slots_per_token + pair (kSplit: + element).
-    StageCosSin<kSplit>(p.rotary, tokens_per_block, num_axes, num_pairs, tid, num_threads,
-                        shared);
+    StageCosSin<kSplit>(p.rotary, tokens_per_block, num_pairs, tid, num_threads, shared);
     __syncthreads();
 
     // 4. Rotate and store every head of this thread's row.
-    if (!TokenSkipped(shared.skip_axis + z * num_axes, num_axes)) {
+    if (!TokenSkipped(AxisSlot<kSplit>(shared.skip_axis, z, 0, num_axes), num_axes)) {
       const float* cos = shared.cos + z * slots_per_token;
       const float* sin = shared.sin + z * slots_per_token;
 #pragma unroll

@@ -12,7 +12,8 @@ device=kernels/mrope_device.cuh
 params=kernels/kernel_params.h
 fused=kernels/fused_kernel.cu
 fp8=mrope/rotary/fp8_e4m3.h
-sources=("$kernel" "$device" "$params" "$fused" "$fp8")
+plan=kernels/launch_plan.cc
+sources=("$kernel" "$device" "$params" "$fused" "$fp8" "$plan")
 if ! git diff --quiet -- "${sources[@]}"; then
   echo "mutation_check: one of ${sources[*]} has uncommitted changes; commit or stash them" >&2
   exit 2
@@ -29,22 +30,30 @@ mutants=(
   "$device|token * p.q_token_stride|static_cast<int32_t>(token * p.q_token_stride)|32-bit q offsets"
   "$device|pair < kRotaryDim / 2; pair += 16|pair < kRotaryDim / 2 - 16; pair += 16|pair staging misses the last 16 pairs"
   "$params|>> (8 * (pair % 4))|>> (4 * (pair % 4))|packed pair axes read at the wrong shift"
-  "$kernel|if (!TokenSkipped(shared.skip_axis[z]))|if (true)|skipped (bad-position) tokens rotated anyway"
+  "$kernel|if (!TokenSkipped(AxisSlot<kSplit>(shared.skip_axis, z, 0, num_axes), num_axes))|if (true)|skipped (bad-position) tokens rotated anyway"
   "$device|unit * kVec + num_pairs;|unit * kVec + num_pairs - kVec;|vector path: wrong second half"
-  "$fused|&fused.partial[buffer][tid - lane]|&fused.partial[buffer][tid]|fused: norm reduction over the wrong lanes"
+  "$fused|RmsScale(ButterflySum(&fused.partial[buffer][tid - lane], lanes)|RmsScale(ButterflySum(&fused.partial[buffer][tid], lanes)|fused: norm reduction over the wrong lanes"
   "$fused|Store(&fused.partial[buffer][tid], partial);\\n      __syncthreads();|Store(&fused.partial[buffer][tid], partial);|fused: barrier between staging and the norm / partner reads"
   "$fused|, buffer ^= 1, ++pass)|, ++pass)|fused: stage single-buffered"
-  "$fused|if (norm.form != QkNormForm::kNone) {\\n              partial|if (false) {\\n              partial|fused: squares never summed"
-  "$fused|head_dim,\\n                         norm.eps);|head_dim,\\n                         0.0f);|fused: norm eps ignored"
+  "$fused|if (NormFirst<kXdForms>(norm.form)) {\\n              partial|if (false) {\\n              partial|fused: squares never summed"
+  "$fused|head_dim,\\n                           norm.eps)|head_dim,\\n                           0.0f)|fused: norm eps ignored"
   "$fused|(slot % p.block_size) * p.cache_slot_stride|(slot % p.block_size) * p.cache_head_stride|fused: slot offset steps by the head stride"
   "$fused|int64_t{head} * p.cache_head_stride|int64_t{head} * p.head_dim|fused: cache head stride taken as head_dim (HND wrong)"
-  "$fused|!TokenSkipped(fused.rotation.skip_axis[z]) && !Load(&fused.slot_bad[z])|!TokenSkipped(fused.rotation.skip_axis[z])|fused: tokens with a bad slot written anyway"
+  "$fused|num_axes) &&\\n        !Load(&fused.slot_bad[z])|num_axes)|fused: tokens with a bad slot written anyway"
   "$fused|return ScaledFp8E4m3(value, scale);|return FloatToFp8E4m3(value);|fused: fp8 scale ignored"
   "$fused|first_of_pair = (d & 1) == 0;|first_of_pair = (d & 1) == 1;|fused: GPT-J pair halves swapped"
   "$device|        p.direction);|        RotationDirection::kForward);|backward: the inverse direction ignored"
   "$fp8|rest == 0x80000u && (q & 1u) != 0|rest == 0x80000u|fp8: ties rounded away from zero"
   "$fused|(lane + i * lanes) * kC;\\n          if (first >= head_dim) continue;\\n          if (kPasses|(lane * kN + i) * kC;\\n          if (first >= head_dim) continue;\\n          if (kPasses|fused: q/k loads strided by kN chunks per lane (uncoalesced)"
   "$fused|LoadVec<T, kC>(in + lane * kC)|LoadVec<T, kC>(in + lane * kN * kC)|fused: q/k loads in flight strided by kN chunks per lane (uncoalesced)"
+  "$device|CosSin{c2[i], s2[i]}|CosSin{c[i], s[i]}|XD: second halves rotated by the first halves' cos/sin"
+  "$device|const bool second = kSplit && slot >= num_pairs;|const bool second = false;|XD: second halves' cos/sin staged at the first halves' axes"
+  "$params|second ? (byte & 0xF) ^ (byte >> 4)|second ? byte >> 4|XD: second axis unpacked without the XOR"
+  "$plan|kSharedPositions / num_axes|kSharedPositions / kNumAxes|planner: tokens per block ignore the axes (XD)"
+  "$fused|kXdForms && !first_of_pair ? pair + num_pairs : pair|pair|fused XD: second halves take the first halves' cos/sin"
+  "$fused|Store(&fused.partial[buffer][tid], rotated_partial);\\n        }\\n        __syncthreads();|Store(&fused.partial[buffer][tid], rotated_partial);\\n        }|fused: barrier before the norm of the rotated head"
+  "$fused|Store(&fused.partial[buffer][tid], rotated_partial);|(void)rotated_partial;|fused: sums of the rotated head never exchanged"
+  "$fused|y[i * kC + e] = Normalize(y[i * kC + e], rms_scale,|y[i * kC + e] = Normalize(y[i * kC + e], 1.0f,|fused: the rotated head not normalised"
 )
 
 suites=(//kernels/host_harness:mrope_kernel_host_test //kernels/host_harness:large_offsets_test

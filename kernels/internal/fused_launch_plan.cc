@@ -82,6 +82,10 @@ absl::StatusOr<FusedLaunchPlan> PlanFusedLaunch(const RotarySpec& spec,
     p.per_head_scale = cache.per_head_scale;
   }
 
+  plan.xd_forms = spec.axis_map.split_halves ||
+                  args.q_norm.form == QkNormForm::kWeightAfterRotary ||
+                  args.k_norm.form == QkNormForm::kWeightAfterRotary;
+
   const int chunk = NormChunkElements(ElementSize(plan.dtype));
   plan.vectorized = spec.head_dim % chunk == 0 && ChunksAligned(args.q, chunk) &&
                     ChunksAligned(args.k, chunk) && ChunksAligned(q_out, chunk) &&
@@ -112,7 +116,7 @@ absl::StatusOr<FusedLaunchPlan> PlanFusedLaunch(const RotarySpec& spec,
     tokens = std::max<int64_t>(
         1, std::min<int64_t>({kMaxBlockThreads / (lanes * slots),
                               kFusedStageFloats / (slots * spec.head_dim),
-                              MaxTokensPerBlock(p.rotary, num_pairs)}));
+                              MaxTokensPerBlock(p.rotary.num_axes, num_pairs, plan.xd_forms)}));
   } else {
     // Small batches: a token per block and the heads split into chunks (blockIdx.y) until the
     // grid has kTargetBlocks blocks, but each block keeps a thread per cos/sin pair (at least

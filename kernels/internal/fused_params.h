@@ -83,6 +83,9 @@ struct FusedLaunchPlan {
   // 16-byte input chunks and whole-chunk output stores (every view aligned for them);
   // otherwise one element per access, same results.
   bool vectorized = false;
+  // The kernel with XD-RoPE's forms (HunYuan-VL): a cos/sin per element, which split halves
+  // need, and the norm of the rotated head; set when either is used.
+  bool xd_forms = false;
   // block = (NormLanes lanes per head, head slots, tokens); grid = (token groups, chunks).
   uint32_t block_x = 1;
   uint32_t block_y = 1;

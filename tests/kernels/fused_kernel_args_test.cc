@@ -241,6 +241,34 @@ TEST(FusedPlanTest, MisalignedViewsTakeTheScalarPath) {
   EXPECT_FALSE(plan->vectorized);
 }
 
+// HunYuan-VL's forms take the kernel that has them (xd_forms): split halves (XD-RoPE, four
+// axes) or the norm of the rotated head on its own; tokens per block fit a cos/sin per element
+// and num_axes position slots per token. The others keep the kernel without them.
+TEST(FusedPlanTest, XdFormsTakeTheirKernelAndFitItsSharedMemory) {
+  FusedMropeArgs a = Args(4096, 1, 1, 64);
+  const auto three_axes = kernel_internal::PlanFusedLaunch(Spec(64, 32), a);
+  ASSERT_TRUE(three_axes.ok()) << three_axes.status();
+  EXPECT_FALSE(three_axes->xd_forms);
+  EXPECT_EQ(three_axes->block_z, 16u);
+
+  RotarySpec xd = Spec(64, 32);
+  xd.axis_map = XdAxisMap({4, 4, 4, 4}, 16).value();
+  const auto split = kernel_internal::PlanFusedLaunch(xd, a);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_TRUE(split->xd_forms);
+  EXPECT_EQ(split->params.rotary.num_axes, 4);
+  // 16 tokens would fit the stage and the cos/sin of 32 elements; 48 / 4 position slots do not.
+  EXPECT_EQ(split->block_z, 12u);
+
+  FusedMropeArgs after = Args(4096, 1, 1, 64);
+  after.q_norm.form = QkNormForm::kWeightAfterRotary;
+  const auto after_plan = kernel_internal::PlanFusedLaunch(Spec(64, 64), after);
+  ASSERT_TRUE(after_plan.ok()) << after_plan.status();
+  EXPECT_TRUE(after_plan->xd_forms);
+  EXPECT_FALSE(after_plan->params.rotary.split_halves);
+  EXPECT_LE(after_plan->block_z * 64, static_cast<uint32_t>(kernel_internal::kSharedPairs));
+}
+
 TEST(FusedPlanTest, EmptyBatchLaunchesNothing) {
   const auto plan = kernel_internal::PlanFusedLaunch(Spec(), Args(/*num_tokens=*/0));
   ASSERT_TRUE(plan.ok()) << plan.status();

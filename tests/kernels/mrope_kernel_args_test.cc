@@ -361,9 +361,9 @@ TEST(PlanTest, XdRopeFitsItsAxesAndElementsInSharedMemory) {
     EXPECT_LE(plan.block_z * axes, static_cast<uint32_t>(kernel_internal::kSharedPositions));
     EXPECT_LE(plan.block_z * rotary_dim, static_cast<uint32_t>(kernel_internal::kSharedPairs));
     for (int j = 0; j < pairs; ++j) {
-      EXPECT_EQ(kernel_internal::UnpackPairAxis(plan.params.rotary.pair_axes, j, false),
+      EXPECT_EQ(kernel_internal::UnpackPairAxis<true>(plan.params.rotary.pair_axes, j, false),
                 spec.axis_map.axis[j]);
-      EXPECT_EQ(kernel_internal::UnpackPairAxis(plan.params.rotary.pair_axes, j, true),
+      EXPECT_EQ(kernel_internal::UnpackPairAxis<true>(plan.params.rotary.pair_axes, j, true),
                 spec.axis_map.second_axis[j]);
     }
     // [axes][T] int64 positions: the bytes up to the last row must fit 64 bits (three rows
