@@ -31,7 +31,9 @@ static_assert(MROPE_FLOAT32 == static_cast<int>(DType::kFloat32) &&
               MROPE_FLOAT8_E4M3 == static_cast<int>(DType::kFloat8E4m3));
 static_assert(MROPE_QK_NORM_NONE == static_cast<int>(QkNormForm::kNone) &&
               MROPE_QK_NORM_WEIGHT == static_cast<int>(QkNormForm::kWeight) &&
-              MROPE_QK_NORM_ONE_PLUS_WEIGHT == static_cast<int>(QkNormForm::kOnePlusWeight));
+              MROPE_QK_NORM_ONE_PLUS_WEIGHT == static_cast<int>(QkNormForm::kOnePlusWeight) &&
+              MROPE_QK_NORM_WEIGHT_AFTER_ROTARY ==
+                  static_cast<int>(QkNormForm::kWeightAfterRotary));
 
 static_assert(MROPE_FORWARD == static_cast<int>(RotationDirection::kForward) &&
               MROPE_INVERSE == static_cast<int>(RotationDirection::kInverse));
@@ -97,9 +99,11 @@ DeviceCosSinTable ToTable(const mrope_cos_sin_table& in) {
 }
 
 absl::StatusOr<QkNormArgs> ToQkNorm(const mrope_qk_norm& in, const char* name) {
-  if (in.form < MROPE_QK_NORM_NONE || in.form > MROPE_QK_NORM_ONE_PLUS_WEIGHT) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ".form is ", in.form, ", expected 0 (none), 1 (weight) or 2 (one plus weight)"));
+  if (in.form < MROPE_QK_NORM_NONE || in.form > MROPE_QK_NORM_WEIGHT_AFTER_ROTARY) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ".form is ", in.form,
+                     ", expected 0 (none), 1 (weight), 2 (one plus weight) or 3 (weight after "
+                     "rotary)"));
   }
   QkNormArgs out;
   out.form = static_cast<QkNormForm>(in.form);

@@ -22,6 +22,7 @@
 #include "mrope/model/model_family.h"
 #include "mrope/positions/model_config.h"
 #include "mrope/rotary/apply.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/rotary/rope_params.h"
 #include "mrope/service/preset_overrides.h"
 #include "mrope/service/model_spec.h"
@@ -30,12 +31,12 @@ namespace mrope {
 namespace capi {
 namespace {
 
-// The first (and so far only) version's sizes: the least struct_size accepted.
+// The first version's sizes: the least struct_size accepted.
 constexpr size_t kLibraryInfoV1 = sizeof(mrope_library_info);
 constexpr size_t kModelInfoV1 = offsetof(mrope_model_info, num_axes);
 constexpr size_t kBatchV1 = offsetof(mrope_batch, mm_token_type_ids);
 constexpr size_t kPositionsOutV1 = sizeof(mrope_positions_out);
-constexpr size_t kRotaryInfoV1 = sizeof(mrope_rotary_info);
+constexpr size_t kRotaryInfoV1 = offsetof(mrope_rotary_info, num_axes);
 
 // The C ABI's mrope_qk_norm_form of a family row's QkNorm.
 int32_t QkNormForm(QkNorm norm) {
@@ -324,6 +325,8 @@ int mrope_rotary_get_info(const mrope_rotary* rotary, mrope_rotary_info* info, c
     value.num_pairs = spec.rotary_dim / 2;
     value.layout = static_cast<int32_t>(spec.layout);
     value.attention_scaling = spec.attention_scaling;
+    value.num_axes = mrope::AxisCount(spec.axis_map);
+    value.split_halves = spec.axis_map.split_halves ? 1 : 0;
     return mrope::capi::WriteVersioned(value, info, "info", mrope::capi::kRotaryInfoV1);
   });
 }

@@ -16,8 +16,9 @@ namespace mrope {
 // A slot_mapping entry outside [-1, num_blocks * block_size): the token is skipped entirely.
 inline constexpr int kMropeErrorSlotOutOfRange = 4;
 
-// Per-head RMSNorm of q or k before the rotary (Qwen3's q_norm / k_norm). With
-// form == kNone nothing else here is read.
+// Per-head RMSNorm of q or k: before the rotary (Qwen3's q_norm / k_norm), or of the rotated
+// head (kWeightAfterRotary, HunYuan-VL's query_layernorm / key_layernorm). With form == kNone
+// nothing else here is read.
 struct QkNormArgs {
   QkNormForm form = QkNormForm::kNone;
   const void* weight = nullptr;  // [head_dim]

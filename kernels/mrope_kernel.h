@@ -35,9 +35,14 @@
 // gradients of the rotated q and k into the gradients of their inputs (in place; out of place
 // through LaunchFusedMropeKernel without norms).
 //
-// Positions, cos/sin source: planar [3][T] int32/int64 positions or, for decode, a per-token
-// index plus per-sequence delta (SequenceDeltaPositions); cos/sin from spec.inv_freq or from
-// an fp32 table (DeviceCosSinTable).
+// Positions, cos/sin source: planar [num_axes][T] int32/int64 positions (num_axes =
+// AxisCount(spec.axis_map): three, more for XD-RoPE) or, for decode, a per-token index plus
+// per-sequence delta (SequenceDeltaPositions); cos/sin from spec.inv_freq or from an fp32 table
+// (DeviceCosSinTable).
+//
+// XD-RoPE (spec.axis_map.split_halves, HunYuan-VL): a pair's two elements rotate by the
+// cos/sin of their own axes, as ApplyMropeReference does; NeoX pairs only (GPT-J with split
+// halves returns Unimplemented).
 //
 // Device-side errors (a position outside [0, kMaxPosition) or outside the table, a sequence id
 // out of range) skip the whole token and set bits in args.error_flag (kMropeError*, see

@@ -26,7 +26,7 @@ using GpuStream = ::CUstream_st*;
 inline constexpr int kMropeErrorPositionOutOfRange = 1;
 inline constexpr int kMropeErrorSequenceOutOfRange = 2;  // seq_id outside [0, num_seqs)
 
-// Decode positions without a [3][T] tensor. Every axis (t, h, w) of token i gets
+// Decode positions without a [num_axes][T] tensor. Every axis (t, h, w, ...) of token i gets
 //   position = token_index[i] + delta[seq_id[i]]
 // which is how Qwen VL models continue after a multimodal prompt (delta = the sequence's
 // mrope_position_delta, token_index = the token's index in its sequence).
@@ -63,8 +63,9 @@ struct MropeKernelArgs {
   HeadsView q;
   HeadsView k;
 
-  // Exactly one position source: planar [3][T] positions (positions.data != nullptr, int32 or
-  // int64; axis_stride 0 broadcasts one row to all three axes), or sequence_delta
+  // Exactly one position source: planar [num_axes][T] positions (num_axes =
+  // AxisCount(spec.axis_map); positions.data != nullptr, int32 or int64; axis_stride 0
+  // broadcasts one row to every axis), or sequence_delta
   // (sequence_delta.token_index != nullptr).
   PositionsView positions;
   SequenceDeltaPositions sequence_delta;

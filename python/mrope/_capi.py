@@ -15,7 +15,6 @@ API_VERSION = 1
 OK, INVALID_ARGUMENT, UNIMPLEMENTED = 0, 3, 12
 FLOAT32, BFLOAT16, FLOAT16, FLOAT8_E4M3 = 0, 1, 2, 3
 FORWARD, INVERSE = 0, 1
-QK_NORM_WEIGHT_AFTER_ROTARY = 3  # mrope_qk_norm_form: reported, not a fused kernel form
 ERROR_POSITION_OUT_OF_RANGE, ERROR_SEQUENCE_OUT_OF_RANGE, ERROR_SLOT_OUT_OF_RANGE = 1, 2, 4
 
 _c_int64_p = ctypes.POINTER(ctypes.c_int64)
@@ -36,7 +35,8 @@ class ModelInfo(ctypes.Structure):
 class RotaryInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("head_dim", ctypes.c_int32),
                 ("rotary_dim", ctypes.c_int32), ("num_pairs", ctypes.c_int32),
-                ("layout", ctypes.c_int32), ("attention_scaling", ctypes.c_float)]
+                ("layout", ctypes.c_int32), ("attention_scaling", ctypes.c_float),
+                ("num_axes", ctypes.c_int32), ("split_halves", ctypes.c_int32)]
 
 
 class HeadsView(ctypes.Structure):

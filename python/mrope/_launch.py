@@ -19,7 +19,7 @@ Decode = collections.namedtuple("Decode", "token_index delta seq_id", defaults=(
 STORAGE = {"float32": _capi.FLOAT32, "bfloat16": _capi.BFLOAT16, "float16": _capi.FLOAT16}
 FP8 = ("float8_e4m3", "uint8")
 SINCOS = {"double": 0, "float32": 1}
-NORMS = {"weight": 1, "one_plus_weight": 2}  # mrope_qk_norm_form
+NORMS = {"weight": 1, "one_plus_weight": 2, "weight_after_rotary": 3}  # mrope_qk_norm_form
 
 _lock = threading.Lock()
 _models = {}    # source -> (C model handle, key)
@@ -77,12 +77,8 @@ def family_norm(source, norm, weighted):
     for name, form in NORMS.items():
         if form == info.qk_norm:
             return name
-    if info.qk_norm == _capi.QK_NORM_WEIGHT_AFTER_ROTARY:
-        raise ValueError(f"norm: {info.family.decode()} normalises q and k after the rotary; "
-                         f"the fused kernel normalises before it (rotate with apply_mrope_, "
-                         f"then normalise)")
     raise ValueError(f"norm: {info.family.decode()}'s attention has no q/k norm; give norm="
-                     f"'weight' or 'one_plus_weight' to normalise with q_norm_weight / "
+                     f"one of {sorted(NORMS)} to normalise with q_norm_weight / "
                      f"k_norm_weight")
 
 
@@ -192,10 +188,11 @@ class Launch:
                                num_tokens=a.shape[0], token_stride=token_stride,
                                head_stride=head_stride)
 
-    def position_source(self, args, obj):
-        """Sets args.positions ([3, T] or [T] tensor) or args.sequence_delta (Decode)."""
+    def position_source(self, args, obj, info):
+        """Sets args.positions ([num_axes, T] or [T] tensor) or args.sequence_delta (Decode)
+        for the rotary `info` describes."""
         if not isinstance(obj, Decode):
-            args.positions = self.positions(obj)
+            args.positions = self.positions(obj, info.num_axes)
             return
         token_index, tokens = self.flat(obj.token_index, "positions.token_index", "int64")
         delta, sequences = self.flat(obj.delta, "positions.delta", "int64")
@@ -206,22 +203,26 @@ class Launch:
                                                   seq_id=seq_id, num_tokens=tokens,
                                                   num_seqs=sequences)
 
-    def positions(self, obj):
-        """[3, T] (t, h, w rows), [4, T] (transformers 5.x's [text; t; h; w]: the text row is
-        skipped, as its text models do) or [T] (one row for all three axes), int32 or int64."""
+    def positions(self, obj, num_axes):
+        """[num_axes, T] (t, h, w rows for three axes; HunYuan-VL's XD-RoPE rows for more), for
+        three axes also [4, T] (transformers 5.x's [text; t; h; w]: the text row is skipped, as
+        its text models do), or [T] (one row for every axis), int32 or int64."""
         a = self.read(obj, "positions")
         if a.dtype not in ("int32", "int64"):
             raise ValueError(f"positions: dtype {a.dtype}, expected int32 or int64")
         data = a.ptr
-        if len(a.shape) == 2 and a.shape[0] in (3, 4) and a.strides[1] == 1:
+        rows = (3, 4) if num_axes == 3 else (num_axes,)
+        if len(a.shape) == 2 and a.shape[0] in rows and a.strides[1] == 1:
             axis_stride = a.strides[0]
-            if a.shape[0] == 4:
+            if a.shape[0] == num_axes + 1:
                 data += axis_stride * _arrays.itemsize(a.dtype)
         elif len(a.shape) == 1 and a.strides[0] == 1:
             axis_stride = 0
         else:
-            raise ValueError(f"positions: expected [3, tokens], [4, tokens] or [tokens] with "
-                             f"contiguous rows, got shape {a.shape} strides {a.strides}")
+            shapes = " or ".join(f"[{n}, tokens]" for n in rows)
+            raise ValueError(f"positions: expected {shapes} or [tokens] with contiguous rows "
+                             f"(the model's rotary reads {num_axes} axes), got shape {a.shape} "
+                             f"strides {a.strides}")
         return _capi.PositionsView(data=data, is_int64=a.dtype == "int64",
                                    num_tokens=a.shape[-1], axis_stride=axis_stride)
 
@@ -273,7 +274,7 @@ def launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, f
     args = _capi.new(_capi.KernelArgs, direction=direction(inverse))
     args.q = launch.heads(q, "q", info.head_dim)
     args.k = launch.heads(k, "k", info.head_dim)
-    launch.position_source(args, positions)
+    launch.position_source(args, positions, info)
     args.table = launch.table(cos_sin_cache, info)
     flag = error_flag(q) if flag is None else flag
     args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
@@ -298,7 +299,7 @@ def launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache
     if k_out is not None:
         args.k_out = launch.heads(k_out, "k_out", info.head_dim)
     if norm not in NORMS:
-        raise ValueError(f"norm: expected 'weight' or 'one_plus_weight', got {norm!r}")
+        raise ValueError(f"norm: expected one of {sorted(NORMS)}, got {norm!r}")
     for weight, name, field in ((q_norm_weight, "q_norm_weight", "q_norm"),
                                 (k_norm_weight, "k_norm_weight", "k_norm")):
         if weight is None:
@@ -309,7 +310,7 @@ def launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache
                              f"tensor, got {a.dtype} {a.shape}")
         setattr(args, field, _capi.QkNorm(form=NORMS[norm], weight_dtype=STORAGE[a.dtype],
                                           weight=a.ptr, eps=eps))
-    launch.position_source(args, positions)
+    launch.position_source(args, positions, info)
     args.table = launch.table(cos_sin_cache, info)
     if slot_mapping is not None:
         args.slot_mapping = launch.flat(slot_mapping, "slot_mapping", "int64",

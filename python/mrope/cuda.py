@@ -94,7 +94,8 @@ def apply_mrope_(q, k, positions, model, *, inverse=False, seq_len=1, sincos_mat
             or fp16 (both the same), D the model's head_dim; dims past rotary_dim untouched.
         positions: [3, T] int32/int64 (t, h, w rows, e.g. Model.get_rope_index's or a
             Plan's), [4, T] as transformers 5.x passes them ([text; t; h; w]: the text row is
-            skipped, as its text models do), [T] for text-only batches, or
+            skipped, as its text models do), for a rotary of more axes (HunYuan-VL's XD-RoPE:
+            one row per mrope_section entry) [num_axes, T], [T] for text-only batches, or
             Decode(token_index, delta, seq_id) (decode steps: index + the sequence's delta;
             not through the torch ops).
         model: an mrope.Model, or a preset name / config path.
@@ -150,9 +151,10 @@ def fused_mrope_(q, k, v, positions, model, *, q_out=None, q_scale=None, k_out=N
     q, k, v: [T, H, D] or [T, H * D] views (e.g. of the qkv projection), one dtype. q goes
     back into q, or into ``q_out`` (q's dtype, or fp8 e4m3 / uint8 with ``q_scale``, a device
     fp32 [1]). ``q_norm_weight`` / ``k_norm_weight`` ([D]) enable the per-head RMSNorm
-    (``norm``: "weight", x * r * w, or "one_plus_weight", x * r * (1 + w); default None: the
-    model's family's form, e.g. Qwen3-VL's "weight", Qwen3.5's and Qwen4-Exp's
-    "one_plus_weight", ValueError for a family without one; ``eps``). With
+    (``norm``: "weight", x * r * w, "one_plus_weight", x * r * (1 + w), or
+    "weight_after_rotary", y * r * w of the rotated head y; default None: the model's family's
+    form, e.g. Qwen3-VL's "weight", Qwen3.5's and Qwen4-Exp's "one_plus_weight", HunYuan-VL's
+    "weight_after_rotary", ValueError for a family without one; ``eps``). With
     ``slot_mapping`` (int64 [T], -1 skips a token), k and v are appended to ``k_cache`` /
     ``v_cache`` ([blocks, block_size, H, D] "NHD" or [blocks, H, block_size, D] "HND"; the
     input dtype or fp8 e4m3 / uint8 with ``k_scale`` / ``v_scale``, device fp32 [1] or [H]).
@@ -184,6 +186,10 @@ def cos_sin(positions, model, *, seq_len=1, sincos_math="double"):
     (mrope_rotary_cos_sin)."""
     import numpy  # only here: the launches need no numpy
     rotary, info = _launch.rotary_of(_launch.model_source(model), seq_len, sincos_math)
+    if info.split_halves:
+        raise ValueError("cos_sin: the model's XD-RoPE gives a pair's two elements their own "
+                         "cos/sin, which [T, rotary_dim / 2] cannot hold; Model.cos_sin gives "
+                         "them per element")
     positions = numpy.asarray(positions)
     if positions.ndim == 2 and positions.shape[0] == 4:
         positions = positions[1:]

@@ -328,14 +328,32 @@ def test_fused_norm_weights_need_a_form_where_the_family_has_none(model, prompt)
                         k_out=qkv[:, 4:6], q_norm_weight=np.ones(HEAD_DIM, np.float32))
 
 
-def test_fused_norm_of_a_family_normalising_after_the_rotary_is_refused():
-    """HunYuan-VL normalises q and k after the rotary: the fused kernel (norm before) refuses
-    to guess a form for its weights."""
-    qkv = qkv_buffer()
-    with pytest.raises(ValueError, match="hunyuan_vl normalises q and k after the rotary"):
-        mc.fused_mrope_(qkv[:, :4], qkv[:, 4:6], qkv[:, 6:8], np.zeros(TOKENS, np.int64),
-                        "hunyuan_vl", k_out=qkv[:, 4:6],
-                        q_norm_weight=np.ones(HEAD_DIM, np.float32))
+def test_fused_norm_of_hunyuan_vl_is_the_norm_of_the_rotated_head():
+    """HunYuan-VL normalises q and k after the rotary: without norm=, its weights take that
+    form (weight_after_rotary), not the norm before the rotary."""
+    model = mrope.Model.from_config("hunyuan_vl")
+    info = _launch.rotary_of(_launch.model_source(model), 1, "double")[1]
+    head_dim = info.head_dim
+    assert (info.num_axes, info.split_halves) == (4, 1)
+    rng = np.random.default_rng(38)
+    qkv = rng.standard_normal((TOKENS, 4 * head_dim)).astype(np.float32)
+    weight = rng.uniform(0.5, 1.5, head_dim).astype(np.float32)
+    positions = np.stack([np.arange(TOKENS)] * 4).astype(np.int64)
+    positions[1:, 2:] += 7  # the four rows differ
+
+    def fused(**norm):
+        x = qkv.copy()
+        mc.fused_mrope_(x[:, :2 * head_dim], x[:, 2 * head_dim:3 * head_dim],
+                        x[:, 3 * head_dim:], positions, model,
+                        k_out=x[:, 2 * head_dim:3 * head_dim], q_norm_weight=weight,
+                        k_norm_weight=weight, **norm)
+        return x
+
+    assert np.array_equal(fused(), fused(norm="weight_after_rotary"))
+    assert not np.array_equal(fused(), fused(norm="weight"))
+    with pytest.raises(ValueError, match=r"\[4, tokens\] or \[tokens\]"):
+        mc.apply_mrope_(qkv[:, :2 * head_dim], qkv[:, 2 * head_dim:3 * head_dim],
+                        positions[:3], model)
 
 
 def test_fused_bad_arguments(model, prompt):

@@ -1,9 +1,13 @@
 """mrope.cuda's fused kernel (host execution harness) against the installed transformers'
-own attention code up to the rotation, for the families whose attention feeds the kernel a
-gated q (Qwen4-Exp: q_proj gives [q | gate] per head, q and k take a (1 + w) RMSNorm, a
-quarter of the head rotates): the reference's Qwen4ExpTextRMSNorm, Qwen4ExpTextRotaryEmbedding
-and apply_rotary_pos_emb on random inputs and weights, mrope on a view of the q half of the
-same q_proj output. fp32, within 4 ulp of each rotated pair's magnitude."""
+own attention code, on random inputs and weights, for the families whose attention feeds the
+kernel something besides a normalised head before the rotary:
+ - Qwen4-Exp: q_proj gives [q | gate] per head, q and k take a (1 + w) RMSNorm, a quarter of
+   the head rotates (its Qwen4ExpTextRMSNorm, Qwen4ExpTextRotaryEmbedding and
+   apply_rotary_pos_emb; mrope on a view of the q half of the same q_proj output);
+ - HunYuan-VL: XD-RoPE over four position rows, then the w * x / rms(x) norm of the rotated q
+   and k (its HunYuanVLRotaryEmbedding, apply_rotary_pos_emb, query_layernorm and
+   key_layernorm).
+fp32, within 4 ulp of each rotated pair's magnitude (times the norm weight)."""
 import json
 import os
 
@@ -19,6 +23,7 @@ pytestmark = pytest.mark.skipif(not _capi.kernels_on_host(),
                                 reason="needs the host-harness package (pytest_cuda_host)")
 
 CONFIG = "examples/configs/v5_defaults/qwen4_exp.json"
+HUNYUAN_CONFIG = "examples/configs/v5_defaults/hunyuan_vl.json"
 TOKENS, Q_HEADS, KV_HEADS = 13, 2, 1
 MAX_ULP = 4
 
@@ -83,3 +88,66 @@ def test_qwen4_exp_gated_q_norm_and_partial_rotary():
     assert within_ulp(k_out, want_k, rotary_dim).all()
     # The gate halves are not touched.
     assert np.array_equal(qg.reshape(TOKENS, Q_HEADS, 2 * head_dim)[:, :, head_dim:], gate)
+
+
+def hunyuan_reference(q, k, positions, q_weight, k_weight, config_json):
+    """HunYuanVLDenseV1Attention.forward's statements from the projections through the q/k
+    norms (rotary, apply_rotary_pos_emb, query_layernorm, key_layernorm), [T, H, D]."""
+    torch = pytest.importorskip("torch")
+    modeling = pytest.importorskip("transformers.models.hunyuan_vl.modeling_hunyuan_vl")
+    from transformers.models.hunyuan_vl.configuration_hunyuan_vl import HunYuanVLTextConfig
+    head_dim = config_json["head_dim"]
+    config = HunYuanVLTextConfig(
+        hidden_size=Q_HEADS * head_dim, num_attention_heads=Q_HEADS,
+        num_key_value_heads=KV_HEADS, head_dim=head_dim, rms_norm_eps=1e-5,
+        rope_parameters={"rope_type": "default", "rope_theta": config_json["rope_theta"],
+                         "mrope_section": config_json["rope_scaling"]["xdrope_section"]})
+    q_norm = modeling.HunYuanVLRMSNorm(head_dim, eps=config.rms_norm_eps)
+    k_norm = modeling.HunYuanVLRMSNorm(head_dim, eps=config.rms_norm_eps)
+    with torch.no_grad():
+        q_norm.weight.copy_(torch.from_numpy(q_weight))
+        k_norm.weight.copy_(torch.from_numpy(k_weight))
+        query = torch.from_numpy(q)[None].view(1, TOKENS, -1, head_dim).transpose(1, 2)
+        key = torch.from_numpy(k)[None].view(1, TOKENS, -1, head_dim).transpose(1, 2)
+        rotary = modeling.HunYuanVLRotaryEmbedding(config)
+        cos, sin = rotary(query, torch.from_numpy(positions)[:, None])
+        query, key = modeling.apply_rotary_pos_emb(query, key, cos, sin)
+        query, key = q_norm(query), k_norm(key)
+    return query[0].transpose(0, 1).numpy(), key[0].transpose(0, 1).numpy()
+
+
+def test_hunyuan_vl_xd_rope_then_the_norm_of_the_rotated_head():
+    with open(os.path.join(golden.REPO_DIR, HUNYUAN_CONFIG)) as f:
+        config_json = json.load(f)
+    model = mrope.Model.from_config(os.path.join(golden.REPO_DIR, HUNYUAN_CONFIG))
+    head_dim = config_json["head_dim"]
+    rng = np.random.default_rng(37)
+    q = rng.standard_normal((TOKENS, Q_HEADS * head_dim)).astype(np.float32)
+    k = rng.standard_normal((TOKENS, KV_HEADS * head_dim)).astype(np.float32)
+    v = rng.standard_normal((TOKENS, KV_HEADS * head_dim)).astype(np.float32)
+    q_weight = rng.uniform(0.5, 1.5, head_dim).astype(np.float32)
+    k_weight = rng.uniform(0.5, 1.5, head_dim).astype(np.float32)
+    # Four rows as HunYuan-VL's get_rope_index gives them: every token its index on row 0, an
+    # image's grid tokens (column, row, image ordinal) on rows 1-3, text its index on all.
+    index = np.arange(TOKENS)
+    grid = slice(3, 11)
+    positions = np.stack([index] * 4).astype(np.int64)
+    positions[1, grid] = np.tile(np.arange(4), 2)
+    positions[2, grid] = np.repeat(np.arange(2), 4)
+    positions[3, grid] = 0
+    want_q, want_k = hunyuan_reference(q, k, positions, q_weight, k_weight, config_json)
+    q_rotated = q.reshape(TOKENS, Q_HEADS, head_dim)
+    k_out = np.empty((TOKENS, KV_HEADS, head_dim), np.float32)
+    mc.fused_mrope_(q_rotated, k.reshape(TOKENS, KV_HEADS, head_dim), v, positions, model,
+                    k_out=k_out, q_norm_weight=q_weight, k_norm_weight=k_weight,
+                    eps=1e-5)  # the norm form: the family's, of the rotated head
+    for ours, want, weight in ((q_rotated, want_q, q_weight), (k_out, want_k, k_weight)):
+        # Pair magnitudes of the rotated, normalised head, then each element's weight.
+        unweighted = want / weight
+        half = head_dim // 2
+        pair = np.hypot(unweighted[..., :half], unweighted[..., half:])
+        scale = np.concatenate([pair, pair], axis=-1) * weight
+        assert (np.abs(ours - want) <= MAX_ULP * np.spacing(scale)).all(), (
+            np.max(np.abs(ours - want) / np.spacing(scale)))
+    # The rotation alone (no norm) differs: the norm was applied, and after the rotary.
+    assert not np.allclose(q_rotated, q.reshape(TOKENS, Q_HEADS, head_dim), atol=1e-3)

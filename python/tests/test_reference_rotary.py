@@ -67,8 +67,6 @@ LAYER_TYPE = {"cohere_compass": "sliding_attention"}
 # Families whose rotary reads alpha: a dynamic rope with it is static NTK (HunyuanOCR's
 # rope_scaling: type "xdrope", alpha 1000, factor 1.0).
 NTK_ALPHA = ("hunyuan_vl",)
-# Families whose rotary pairs halves of different axes (mrope_layout xd): not in the kernels.
-XD_ROPE = ("hunyuan_vl",)
 NTK_ALPHA_SCALING = {"rope_type": "dynamic", "factor": 1.0, "alpha": 1000.0}
 # The families transformers 4.57.6 has.
 V4_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "qwen3_omni", "glm4v",
@@ -259,10 +257,6 @@ def test_cos_sin_and_rotation(reference, family, rope_type, request, tmp_path):
                 f"{np.argwhere(ours != exact)[:5].tolist()}")
             assert ulps(ours, native).max() <= 4, f"{where}: {name}"
         if not _capi.kernels_on_host():
-            continue
-        if family in XD_ROPE:  # the kernels refuse a pair's halves on different axes
-            with pytest.raises(ValueError, match="XD-RoPE"):
-                mrope_rotation(model, case)
             continue
         q, k = mrope_rotation(model if layer_type is None else model.for_layer_type(layer_type),
                               case)

@@ -218,13 +218,17 @@ typedef struct mrope_rotary_info {
   int32_t num_pairs;  /* rotary_dim / 2 */
   int32_t layout;     /* 0: NeoX halves, 1: GPT-J adjacent pairs */
   float attention_scaling;
+  /* Since the second version (an older struct_size gets neither): */
+  int32_t num_axes;     /* rows of the kernels' planar positions: 3, or more (XD-RoPE) */
+  int32_t split_halves; /* 1: XD-RoPE, a pair's two elements take their own axes' cos/sin
+                         * (mrope_rotary_cos_sin, one cos/sin per pair, refuses it) */
 } mrope_rotary_info;
 
 MROPE_C_API int mrope_rotary_get_info(const mrope_rotary* rotary, mrope_rotary_info* info,
                                       char* message, size_t message_size);
 
-/* Planar positions [3][num_tokens]: element (axis, i) at data + axis * axis_stride + i;
- * axis_stride 0 gives all three axes one row. */
+/* Planar positions [num_axes][num_tokens] (mrope_rotary_info.num_axes: 3, more for XD-RoPE):
+ * element (axis, i) at data + axis * axis_stride + i; axis_stride 0 gives every axis one row. */
 typedef struct mrope_positions_view {
   const void* data;
   int32_t is_int64; /* 1: int64, 0: int32 */
@@ -295,9 +299,7 @@ typedef enum mrope_qk_norm_form {
   MROPE_QK_NORM_NONE = 0,
   MROPE_QK_NORM_WEIGHT = 1,          /* x * r * w: Qwen3, Qwen3-VL */
   MROPE_QK_NORM_ONE_PLUS_WEIGHT = 2, /* x * r * (1 + w): Qwen3-Next, Qwen3.5 */
-  /* x * r * w after the rotary (HunYuan-VL): mrope_model_info reports it; the fused kernel,
-   * which normalises before the rotary, does not take it. */
-  MROPE_QK_NORM_WEIGHT_AFTER_ROTARY = 3,
+  MROPE_QK_NORM_WEIGHT_AFTER_ROTARY = 3, /* y * r * w of the rotated head y: HunYuan-VL */
 } mrope_qk_norm_form;
 
 typedef struct mrope_qk_norm {
