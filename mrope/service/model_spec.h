@@ -91,10 +91,12 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const google::protobuf::Value& c
 // The rotary parameters of a model of `positions`' family from the config.json object that holds
 // its rope keys (`object`, at `path` for messages: "", "text_config", ...): ParseRopeParameters
 // (mrope/rotary/rope_config.h), then the family's section rules (RopePreset::sections): a
-// required mrope_section, or the 5.x rotary code's default mrope_section and its interleaving.
-absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions,
-                                                    const google::protobuf::Value& object,
-                                                    absl::string_view path);
+// required mrope_section, the 5.x rotary code's default mrope_section and its interleaving, or
+// sections derived from the head_dim of `top_level` (config.json's top level where `object` is
+// its text_config; default `object`).
+absl::StatusOr<RopeParameters> RopeFromConfigObject(
+    const ModelConfig& positions, const google::protobuf::Value& object, absl::string_view path,
+    const google::protobuf::Value* top_level = nullptr);
 
 // The family row's rotary values (RopePreset) as the flat config.json rope keys they stand for:
 // rope_theta, head_dim, partial_rotary_factor, mrope_section and mrope_interleaved.
