@@ -182,14 +182,18 @@ std::vector<ModelFamilyInfo> VllmOwnRuleRows() {
   // openPangu-VL (OpenPanguVLForConditionalGeneration): Qwen3-VL's rule with the frames of a
   // video in one placeholder, two tokens (<vision_end><vision_start>) between frames. Ids,
   // theta 6.4e7 and merge 2: the remote OpenPanguVLConfig's defaults (openPangu-VL-7B); vLLM
-  // reads config.image_token_id / video_token_id; mrope_section from config.json (the preset:
-  // Qwen2.5-VL's, an assumption: no installed file gives it). No q/k norm (PanguEmbedded).
+  // reads config.image_token_id / video_token_id. Rotary: PanguEmbedded's (no q/k norm),
+  // get_rope(head_dim, rope_parameters=config's), NeoX: config.json's mrope_section blocked
+  // (MRotaryEmbedding); with mrope_interleaved, MRotaryEmbeddingInterleaved's own order.
+  // vLLM 0.33.0 ships no config class or default for it (the checkpoint's remote code): the
+  // preset's [16, 24, 24] is Qwen2.5-VL's, assumed.
   {
     ModelFamilyInfo r = VllmRow(ModelFamily::kOpenPanguVl, "openpangu_vl",
                                 "FreedomIntelligence/openPangu-VL-7B (remote OpenPanguVLConfig "
                                 "defaults)",
                                 46005, 144208, /*ids_from_tokenizer=*/false);
     r.rope = {128, 6.4e7, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
+    r.rope.own_interleaving = true;
     r.rules.policy.video_frames_as_blocks = true;
     r.rules.policy.vllm_frame_separator_tokens = 2;
     r.processor = ProcessorLayout::kSeparatedFrames;
@@ -199,14 +203,18 @@ std::vector<ModelFamilyInfo> VllmOwnRuleRows() {
   // the block's start, the last text after the last image's t + 1. Its pad is the Qwen3
   // tokenizer's <|image_pad|> (vLLM encodes it; config.json has no id); merge is
   // vision_config.pixel_shuffle_scale_factor (class default 1); the text model is Qwen3's
-  // (Qwen3Config defaults: head_dim 128, theta 1e4), sections [d/4, d/8, d/8] by vLLM's code.
+  // (Qwen3Config defaults: head_dim 128, theta 1e4). IsaacForConditionalGeneration overwrites
+  // mrope_section with [d // 4, d // 8, d // 8] of the top-level head_dim d (IsaacConfig's);
+  // MRotaryEmbedding refuses d with d % 8 > 1 (they no longer sum to d / 2).
   {
     ModelFamilyInfo r = VllmRow(ModelFamily::kIsaac, "isaac", "IsaacConfig defaults (vLLM)",
                                 151655, -1, /*ids_from_tokenizer=*/true);
     r.preset.spatial_merge_size = 1;
     r.spatial_merge_key = "pixel_shuffle_scale_factor";
-    r.rope = {128, 1e4, {32, 16, 16}, MropeLayout::kBlocked, 1.0};
-    r.rope.sections = SectionSource::kRotaryCode;
+    r.rope = {128, 1e4, {}, MropeLayout::kBlocked, 1.0};
+    r.rope.sections = SectionSource::kHeadDim;
+    r.rope.head_dim_divisors = {4, 8, 8};
+    r.rope.mrope_section = SectionsFromHeadDim(r.rope, r.rope.head_dim);
     r.rules.policy.spatial_from_zero = true;
     r.rules.policy.final_text_after_last_time = true;
     r.qk_norm = QkNorm::kWeight;
@@ -216,8 +224,10 @@ std::vector<ModelFamilyInfo> VllmOwnRuleRows() {
   // Keye-VL (KeyeForConditionalGeneration, Kwai-Keye/Keye-VL-8B-Preview): a video is one
   // <vision_start> t*h*w/merge^2 pads <vision_end> whose frames are blocks back to back. Ids:
   // the Qwen3 tokenizer's (vLLM reads them from the vocabulary; config.json's image_token_id /
-  // video_token_id when present); Qwen3-8B's text model (theta 1e6, q/k norm), Qwen2.5-VL's
-  // sections from config.json (the preset's an assumption, as openPangu-VL's).
+  // video_token_id when present); Qwen3-8B's text model (theta 1e6, q/k norm): Qwen3's
+  // get_rope of config.json's rope_parameters (mrope_section blocked, Qwen3-VL's interleaving
+  // with mrope_interleaved), NeoX. vLLM 0.33.0 ships no config class or default for it (the
+  // checkpoint's remote code): the preset's [16, 24, 24] is Qwen2.5-VL's, assumed.
   {
     ModelFamilyInfo r = VllmRow(ModelFamily::kKeye, "keye", "Kwai-Keye/Keye-VL-8B-Preview",
                                 151655, 151656, /*ids_from_tokenizer=*/true);
@@ -513,6 +523,14 @@ std::vector<ModelFamilyInfo>* NewTable() {
 }
 
 }  // namespace
+
+std::vector<int32_t> SectionsFromHeadDim(const RopePreset& rope, int64_t head_dim) {
+  std::vector<int32_t> sections;
+  for (const int32_t divisor : rope.head_dim_divisors) {
+    sections.push_back(static_cast<int32_t>(head_dim / divisor));
+  }
+  return sections;
+}
 
 const std::vector<ModelFamilyInfo>& ModelFamilies() {
   static const std::vector<ModelFamilyInfo>* const kTable = NewTable();

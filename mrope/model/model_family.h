@@ -63,6 +63,10 @@ enum class SectionSource {
   // The rotary code (transformers 5.x families): it defaults mrope_section when config.json
   // has none and decides the layout (Qwen3.5 interleaved, GLM blocked, ERNIE its own).
   kRotaryCode,
+  // The model code derives mrope_section from config.json's top-level head_dim (the preset's
+  // when absent) by RopePreset::head_dim_divisors, whatever config.json's mrope_section says;
+  // mrope_interleaved as config.json gives it (Isaac: vLLM's IsaacForConditionalGeneration).
+  kHeadDim,
 };
 
 // Rotary values of the published checkpoint (what the preset's cos/sin use).
@@ -84,7 +88,15 @@ struct RopePreset {
   // The rotary module reads rope_scaling's `alpha` and `xdrope_section` (HunYuan-VL): a dynamic
   // (or "xdrope") rope with alpha is static NTK, base theta * alpha^(head_dim / (head_dim - 2)).
   bool ntk_alpha = false;
+  // SectionSource::kHeadDim: axis i takes head_dim / head_dim_divisors[i] pairs (rounded down).
+  std::vector<int32_t> head_dim_divisors;
+  // mrope_interleaved true selects an order of the family's own (openPangu: vLLM's
+  // MRotaryEmbeddingInterleaved), not Qwen3-VL's, which mrope does not implement: refused.
+  bool own_interleaving = false;
 };
+
+// The sections a SectionSource::kHeadDim family derives from `head_dim`.
+std::vector<int32_t> SectionsFromHeadDim(const RopePreset& rope, int64_t head_dim);
 
 // The RMSNorm the text attention applies to q and k, before the rotary unless said (what a
 // fused norm + rotary kernel must compute).

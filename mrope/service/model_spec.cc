@@ -23,6 +23,7 @@
 #include "mrope/model/conventions.h"
 #include "mrope/model/model_family.h"
 #include "mrope/rotary/rope_config.h"
+#include "mrope/rotary/rope_math.h"
 #include "mrope/service/textproto.h"
 
 namespace mrope {
@@ -407,6 +408,46 @@ absl::Status PresetLayerTypes(const ModelFamilyInfo& row, const RopeParameters& 
   return absl::OkStatus();
 }
 
+// A SectionSource::kHeadDim family's code overwrites config.json's mrope_section: it is read
+// nowhere.
+void EraseSections(Value& object) {
+  auto& fields = *object.mutable_struct_value()->mutable_fields();
+  fields.erase("mrope_section");
+  for (const absl::string_view rope_object : {"rope_parameters", "rope_scaling"}) {
+    auto it = fields.find(std::string(rope_object));
+    if (it != fields.end() && it->second.kind_case() == Value::kStructValue) {
+      it->second.mutable_struct_value()->mutable_fields()->erase("mrope_section");
+    }
+  }
+}
+
+// The sections `family` derives from `top_level`'s head_dim (its config class's, the preset's,
+// when absent), which must fill the rotary: vLLM's MRotaryEmbedding asserts that they do.
+absl::Status SectionsFromTopLevelHeadDim(const ModelFamilyInfo& family, const Value& top_level,
+                                         absl::string_view path, RopeParameters& rope) {
+  int64_t head_dim = family.rope.head_dim;
+  if (const Value* value = FindField(top_level, "head_dim")) {
+    MROPE_ASSIGN_OR_RETURN(head_dim, AsInt64(*value, "head_dim"));
+    if (head_dim < 1 || head_dim > kMaxHeadDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("head_dim must be in [1, ", kMaxHeadDim, "], got ", head_dim));
+    }
+  }
+  std::vector<int32_t> sections = SectionsFromHeadDim(family.rope, head_dim);
+  int64_t pairs = 0;
+  for (const int32_t s : sections) pairs += s;
+  if (pairs != rope.scaling.rotary_dim / 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "head_dim: ", family.name, " derives mrope_section [", absl::StrJoin(sections, ", "),
+        "] from the top-level head_dim ", head_dim, " (head_dim // ",
+        absl::StrJoin(family.rope.head_dim_divisors, ", // "), ", as vLLM does), which must sum "
+        "to rotary_dim / 2 = ", rope.scaling.rotary_dim / 2, " of ", path, path.empty() ? "" : ".",
+        "head_dim ", rope.head_dim, " (vLLM's MRotaryEmbedding refuses it too)"));
+  }
+  rope.mrope_section = std::move(sections);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name) {
@@ -475,11 +516,12 @@ Value PresetRopeObject(const ModelConfig& positions) {
 }
 
 absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions,
-                                                    const Value& object,
-                                                    absl::string_view path) {
+                                                    const Value& object, absl::string_view path,
+                                                    const Value* top_level) {
   const ModelFamilyInfo& family = FamilyOf(positions);
   const RopePreset& preset = family.rope;
   Value normalized = object;
+  if (preset.sections == SectionSource::kHeadDim) EraseSections(normalized);
   std::optional<double> alpha;
   if (preset.ntk_alpha) {
     absl::StatusOr<std::optional<double>> taken = NormalizeXdRope(normalized);
@@ -512,6 +554,16 @@ absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions
     }
     rope->mrope_layout = preset.mrope_layout;
   }
+  if (preset.sections == SectionSource::kHeadDim) {
+    MROPE_RETURN_IF_ERROR(SectionsFromTopLevelHeadDim(
+        family, top_level != nullptr ? *top_level : object, path, *rope));
+  }
+  if (preset.own_interleaving && rope->mrope_layout == MropeLayout::kInterleaved) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, path.empty() ? "" : ".", "mrope_interleaved: ", family.name,
+        "'s interleaved sections follow an order of its own (vLLM's "
+        "MRotaryEmbeddingInterleaved), not Qwen3-VL's; mrope does not implement it"));
+  }
   return rope;
 }
 
@@ -533,7 +585,8 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const Value& config) {
     return spec;
   }
   MROPE_ASSIGN_OR_RETURN(spec.rope, RopeFromConfigObject(spec.positions, rope_object,
-                                                         absl::StripSuffix(text_path, ".")));
+                                                         absl::StripSuffix(text_path, "."),
+                                                         layout.root));
   return spec;
 }
 

@@ -79,6 +79,8 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 //                                 layer_types (default num_hidden_layers, 40, full_attention)
 //                                 and rope_parameters keyed by type (required; null: NoPE),
 //                                 head_dim hidden_size / num_attention_heads (8192 / 64)
+//   isaac                         rope keys in text_config or at top level; mrope_section
+//                                 derived from the top-level head_dim (RopePreset::sections)
 // The token ids of the family's row are required (either HF spelling: image_token_id or
 // image_token_index); spatial_merge_size defaults to the preset's (2; GLM-Image 1) and
 // seconds_per_chunk to 2, as in HF's config classes. The rotary keys are read by
@@ -91,10 +93,12 @@ absl::StatusOr<ModelSpec> ModelSpecFromHfConfig(const google::protobuf::Value& c
 // The rotary parameters of a model of `positions`' family from the config.json object that holds
 // its rope keys (`object`, at `path` for messages: "", "text_config", ...): ParseRopeParameters
 // (mrope/rotary/rope_config.h), then the family's section rules (RopePreset::sections): a
-// required mrope_section, or the 5.x rotary code's default mrope_section and its interleaving.
-absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions,
-                                                    const google::protobuf::Value& object,
-                                                    absl::string_view path);
+// required mrope_section, the 5.x rotary code's default mrope_section and its interleaving, or
+// sections derived from the head_dim of `top_level` (config.json's top level where `object` is
+// its text_config; default `object`).
+absl::StatusOr<RopeParameters> RopeFromConfigObject(
+    const ModelConfig& positions, const google::protobuf::Value& object, absl::string_view path,
+    const google::protobuf::Value* top_level = nullptr);
 
 // The family row's rotary values (RopePreset) as the flat config.json rope keys they stand for:
 // rope_theta, head_dim, partial_rotary_factor, mrope_section and mrope_interleaved.

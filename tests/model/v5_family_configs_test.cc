@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,7 @@
 #include "mrope/common/json.h"
 #include "mrope/model/model_family.h"
 #include "mrope/service/model_spec.h"
+#include "mrope/service/preset_overrides.h"
 
 namespace mrope {
 namespace {
@@ -179,6 +181,102 @@ TEST(VllmFamilyConfigsTest, TokenizerIdsAndIsaacsMergeKey) {
   pangu.mutable_struct_value()->mutable_fields()->erase("video_token_id");
   EXPECT_THAT(std::string(ModelSpecFromHfConfig(pangu).status().message()),
               HasSubstr("missing required field 'video_token_id'"));
+}
+
+// The fields of `doc`'s object at `key` ("" the top level), created if absent.
+google::protobuf::Map<std::string, google::protobuf::Value>& Fields(google::protobuf::Value& doc,
+                                                                    absl::string_view key = "") {
+  google::protobuf::Value* object = &doc;
+  if (!key.empty()) object = &(*doc.mutable_struct_value()->mutable_fields())[std::string(key)];
+  return *object->mutable_struct_value()->mutable_fields();
+}
+
+// Isaac's sections are [d // 4, d // 8, d // 8] of the top-level head_dim d (IsaacConfig's,
+// 128 when absent), whatever config.json's mrope_section says, as IsaacForConditionalGeneration
+// writes them; its mrope_interleaved is read. python/tests/test_reference_vllm_rotary.py checks
+// these against vLLM's own code.
+TEST(VllmFamilyConfigsTest, IsaacSectionsFromTopLevelHeadDim) {
+  for (const int head_dim : {64, 128, 256}) {
+    SCOPED_TRACE(head_dim);
+    auto doc = ReadJsonFile(absl::StrCat(kVllmDir, "isaac.json")).value();
+    Fields(doc)["head_dim"].set_number_value(head_dim);
+    Fields(doc, "text_config")["head_dim"].set_number_value(head_dim);
+    auto spec = ModelSpecFromHfConfig(doc);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_THAT(spec->rope->mrope_section,
+                ElementsAre(head_dim / 4, head_dim / 8, head_dim / 8));
+    EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kBlocked);
+  }
+  // Flat (IsaacConfig's backward-compatible form): the text keys at the top level.
+  auto doc = ReadJsonFile(absl::StrCat(kVllmDir, "isaac.json")).value();
+  google::protobuf::Value text = Fields(doc)["text_config"];
+  Fields(doc).erase("text_config");
+  for (const auto& [key, value] : text.struct_value().fields()) {
+    if (key != "model_type") Fields(doc)[key] = value;
+  }
+  Fields(doc)["head_dim"].set_number_value(64);
+  auto& rope = Fields(Fields(doc)["rope_parameters"]);
+  for (const int s : {8, 12, 12}) rope["mrope_section"].mutable_list_value()->add_values()
+                                     ->set_number_value(s);
+  rope["mrope_interleaved"].set_bool_value(true);
+  auto spec = ModelSpecFromHfConfig(doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(16, 8, 8));
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kInterleaved);
+  // Preset overrides are read as config.json's.
+  google::protobuf::Value overrides;
+  Fields(overrides)["head_dim"].set_number_value(256);
+  spec = PresetModelSpecWithOverrides("isaac", overrides, "overrides");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(64, 32, 32));
+}
+
+// What vLLM's MRotaryEmbedding refuses (its sections not summing to rotary_dim / 2) is refused,
+// naming the head_dim.
+TEST(VllmFamilyConfigsTest, IsaacHeadDimsVllmRefuses) {
+  auto doc = ReadJsonFile(absl::StrCat(kVllmDir, "isaac.json")).value();
+  Fields(doc, "text_config")["head_dim"].set_number_value(68);
+  Fields(doc)["head_dim"].set_number_value(68);
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("isaac derives mrope_section [17, 8, 8] from the top-level head_dim 68 "
+                        "(head_dim // 4, // 8, // 8, as vLLM does), which must sum to "
+                        "rotary_dim / 2 = 34 of text_config.head_dim 68"));
+  // text_config's head_dim alone: vLLM derives from IsaacConfig's own, 128 by default.
+  Fields(doc).erase("head_dim");
+  Fields(doc, "text_config")["head_dim"].set_number_value(64);
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("[32, 16, 16] from the top-level head_dim 128"));
+}
+
+// Keye-VL's and openPangu-VL's sections are the checkpoint's (vLLM has no default for them);
+// openPangu's interleaving is its own order (MRotaryEmbeddingInterleaved): refused.
+TEST(VllmFamilyConfigsTest, KeyeAndPanguSectionsFromConfig) {
+  for (const auto& [name, text_key] :
+       {std::make_pair("keye", ""), std::make_pair("openpangu_vl", "text_config")}) {
+    SCOPED_TRACE(name);
+    auto doc = ReadJsonFile(absl::StrCat(kVllmDir, name, ".json")).value();
+    auto& text = Fields(doc, text_key);
+    text["head_dim"].set_number_value(64);
+    auto& sections = *Fields(text["rope_scaling"])["mrope_section"].mutable_list_value();
+    sections.clear_values();
+    for (const int s : {8, 12, 12}) sections.add_values()->set_number_value(s);
+    auto spec = ModelSpecFromHfConfig(doc);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_THAT(spec->rope->mrope_section, ElementsAre(8, 12, 12));
+    EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kBlocked);
+    sections.clear_values();
+    for (const int s : {12, 10, 10}) sections.add_values()->set_number_value(s);
+    Fields(text["rope_scaling"])["mrope_interleaved"].set_bool_value(true);
+    spec = ModelSpecFromHfConfig(doc);
+    if (std::string(name) == "keye") {
+      ASSERT_TRUE(spec.ok()) << spec.status();
+      EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kInterleaved);  // Qwen3-VL's order
+    } else {
+      EXPECT_THAT(std::string(spec.status().message()),
+                  HasSubstr("text_config.mrope_interleaved: openpangu_vl's interleaved sections "
+                            "follow an order of its own"));
+    }
+  }
 }
 
 // HunyuanOCR's rope_scaling: type "xdrope" with alpha is static NTK, base theta *
