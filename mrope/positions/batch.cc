@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/positions/fill_kernels.h"
+#include "mrope/positions/internal/pack_rows.h"
 #include "mrope/positions/position_arithmetic.h"
 #include "mrope/positions/scan_kernels.h"
 #include "mrope/positions/sequential_grid.h"
@@ -493,6 +494,42 @@ absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, A
   }
   return absl::OkStatus();
 }
+
+int64_t RowTokenCount(const BatchPlan& plan, int64_t row) {
+  return plan.sequential_grid != nullptr ? plan.sequential_grid->row_tokens[row]
+                                         : plan.rows[row].num_tokens();
+}
+
+template <typename Out>
+absl::Status FillRowTokens(const BatchPlan& plan, int64_t row, int64_t begin, int64_t end,
+                           Out* out, int64_t axis_stride) {
+  if (plan.sequential_grid != nullptr) {
+    return FillSequentialGridRow(plan, row, begin, end, out, axis_stride);
+  }
+  return plan.rows[row].Fill<Out>(begin, end, {out, out + axis_stride, out + 2 * axis_stride});
+}
+
+template <typename Out>
+absl::StatusOr<PackedPositions<Out>> PackBatch(const BatchPlan& plan,
+                                               const PositionLimits& limits) {
+  return internal::PackRows<Out>(
+      plan.batch_size, plan.num_axes, [&](int64_t row) { return RowTokenCount(plan, row); },
+      [&](int64_t row, Out* out, int64_t axis_stride) {
+        return FillRowTokens(plan, row, 0, RowTokenCount(plan, row), out, axis_stride);
+      },
+      limits);
+}
+
+template absl::Status FillRowTokens(const BatchPlan&, int64_t, int64_t, int64_t, int64_t*,
+                                    int64_t);
+template absl::Status FillRowTokens(const BatchPlan&, int64_t, int64_t, int64_t, int32_t*,
+                                    int64_t);
+template absl::Status FillRowTokens(const BatchPlan&, int64_t, int64_t, int64_t, float*, int64_t);
+template absl::StatusOr<PackedPositions<int64_t>> PackBatch(const BatchPlan&,
+                                                            const PositionLimits&);
+template absl::StatusOr<PackedPositions<int32_t>> PackBatch(const BatchPlan&,
+                                                            const PositionLimits&);
+template absl::StatusOr<PackedPositions<float>> PackBatch(const BatchPlan&, const PositionLimits&);
 
 // For std::vector (callers that keep their own) and PositionBuffer (the service's results).
 template absl::Status FillBatch(const BatchPlan&, std::vector<int64_t>&, Padding);

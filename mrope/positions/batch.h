@@ -134,6 +134,24 @@ absl::Status FillBatch(const BatchPlan& plan, std::vector<Out, Alloc>& out,
 template <typename Out, typename Alloc>
 absl::Status FillDecode(const BatchPlan& plan, int64_t steps, std::vector<Out, Alloc>& out);
 
+// The real tokens of row `row` of a plan (any scheme; not a vLLM EVS plan): their count n, and
+// tokens [begin, end) of them by index (padding removed) into plan.num_axes planes, plane a at
+// out + a * axis_stride. Indices at or beyond n are decode steps after the row's own tokens:
+// index + the row's delta on every axis (SequencePositions::Fill), or under
+// PositionScheme::kSequentialGrid its last real token + 1 + k axis by axis. Refuses what
+// SequencePositions::Fill refuses (a bad window, more than max_decode_steps past n, values
+// the output type cannot hold).
+int64_t RowTokenCount(const BatchPlan& plan, int64_t row);
+template <typename Out>
+absl::Status FillRowTokens(const BatchPlan& plan, int64_t row, int64_t begin, int64_t end,
+                           Out* out, int64_t axis_stride);
+
+// Every row's real tokens back to back, [num_axes][total] with cu_seqlens at the row
+// boundaries: PackSequences of the rows, for any scheme. Bounded by limits.max_total_tokens.
+template <typename Out>
+absl::StatusOr<PackedPositions<Out>> PackBatch(const BatchPlan& plan,
+                                               const PositionLimits& limits = {});
+
 }  // namespace mrope
 
 #endif  // MROPE_POSITIONS_BATCH_H_

@@ -6,13 +6,15 @@
 // (fused_apply_rotary_pos_emb_thd with cp_size / cp_rank) cut the rotary: every sequence,
 // padded to a multiple of 2 * cp_size, is split into 2 * cp_size equal chunks, and rank r holds
 // chunk r and chunk 2 * cp_size - 1 - r (the load balance for causal attention), in that order.
-// Only the rank's own windows are filled (SequencePositions::Fill), never the other ranks'.
+// Only the rank's own windows are filled (SequencePositions::Fill, or FillRowTokens of a batch
+// plan's rows), never the other ranks'. Positions have 3 planes, or plan.num_axes (HunYuan-VL's
+// PositionScheme::kSequentialGrid).
 //
 // Packed (THD): the sequences of a packed batch, each with its padded length (the
 // cu_seqlens_padded of TE / Megatron), give the rank's [3][sum(padded) / cp_size] positions,
 // sequence after sequence; tokens past a sequence's own tokens (up to its padded length) get
-// decode positions, index + delta on every axis, as SequencePositions::Fill gives past the
-// prompt.
+// decode positions as SequencePositions::Fill (or FillRowTokens) gives them past the prompt:
+// index + delta on every axis.
 //
 // Padded (BSHD), ContextParallelBatchSlice: the rows of a planned [B][L] batch are cut as given,
 // padding where the attention mask puts it (left, right or holes), so that the token indices
@@ -52,7 +54,9 @@ absl::StatusOr<std::array<TokenRange, 2>> ContextParallelChunks(int64_t padded_l
 
 template <typename Out>
 struct ContextParallelPositions {
-  PositionBuffer<Out> positions;  // [3][num_tokens]: rank r's tokens, sequence after sequence
+  // [3][num_tokens] ([plan.num_axes][num_tokens] of a plan): rank r's tokens, sequence after
+  // sequence.
+  PositionBuffer<Out> positions;
   // The rank's local varlen layout: {0, p0 / cp_size, p0 / cp_size + p1 / cp_size, ...}.
   std::vector<int64_t> cu_seqlens;
   // Of each local token, its index in the padded packed batch (earlier sequences' padded
@@ -69,9 +73,16 @@ absl::StatusOr<ContextParallelPositions<Out>> ContextParallelSlice(
     absl::Span<const SequencePositions> sequences, absl::Span<const int64_t> padded_lengths,
     int cp_size, int cp_rank, const PositionLimits& limits = {});
 
+// The same of the rows of a planned batch, each row's real tokens (padding removed) a sequence
+// (FillRowTokens, batch.h): any scheme, [plan.num_axes][num_tokens]. Refuses a vLLM EVS plan.
+template <typename Out>
+absl::StatusOr<ContextParallelPositions<Out>> ContextParallelSlice(
+    const BatchPlan& plan, absl::Span<const int64_t> padded_lengths, int cp_size, int cp_rank,
+    const PositionLimits& limits = {});
+
 // Rank cp_rank's chunks of every row of a planned padded batch (L = plan.seq_len, a multiple of
-// 2 * cp_size), as the header comment says: [3][B * L / cp_size], row after row, cu_seqlens
-// {0, L / cp_size, ...}. Refuses a vLLM EVS plan (one request, not a training batch).
+// 2 * cp_size), as the header comment says: [num_axes][B * L / cp_size], row after row,
+// cu_seqlens {0, L / cp_size, ...}. Refuses a vLLM EVS plan (one request, not a training batch).
 template <typename Out>
 absl::StatusOr<ContextParallelPositions<Out>> ContextParallelBatchSlice(
     const BatchPlan& plan, int cp_size, int cp_rank, const PositionLimits& limits = {});
@@ -85,6 +96,12 @@ extern template absl::StatusOr<ContextParallelPositions<int32_t>> ContextParalle
 extern template absl::StatusOr<ContextParallelPositions<float>> ContextParallelSlice<float>(
     absl::Span<const SequencePositions>, absl::Span<const int64_t>, int, int,
     const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<int64_t>> ContextParallelSlice<int64_t>(
+    const BatchPlan&, absl::Span<const int64_t>, int, int, const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<int32_t>> ContextParallelSlice<int32_t>(
+    const BatchPlan&, absl::Span<const int64_t>, int, int, const PositionLimits&);
+extern template absl::StatusOr<ContextParallelPositions<float>> ContextParallelSlice<float>(
+    const BatchPlan&, absl::Span<const int64_t>, int, int, const PositionLimits&);
 extern template absl::StatusOr<ContextParallelPositions<int64_t>>
 ContextParallelBatchSlice<int64_t>(const BatchPlan&, int, int, const PositionLimits&);
 extern template absl::StatusOr<ContextParallelPositions<int32_t>>

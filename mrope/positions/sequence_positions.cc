@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
 #include "mrope/positions/fill_kernels.h"
+#include "mrope/positions/internal/pack_rows.h"
 #include "mrope/positions/position_arithmetic.h"
 
 namespace mrope {
@@ -786,28 +787,14 @@ template absl::Status SequencePositions::Fill<float>(int64_t, int64_t,
 template <typename Out>
 absl::StatusOr<PackedPositions<Out>> PackSequences(absl::Span<const SequencePositions> sequences,
                                                    const PositionLimits& limits) {
-  MROPE_RETURN_IF_ERROR(ValidatePositionLimits(limits));
-  PackedPositions<Out> packed;
-  packed.cu_seqlens.reserve(sequences.size() + 1);
-  packed.cu_seqlens.push_back(0);
-  for (const SequencePositions& seq : sequences) {
-    packed.total_tokens += seq.num_tokens();
-    if (packed.total_tokens > limits.max_total_tokens) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("packed sequences have more than max_total_tokens = ",
-                       limits.max_total_tokens, " tokens (", packed.total_tokens, ")"));
-    }
-    packed.cu_seqlens.push_back(packed.total_tokens);
-  }
-  const int64_t total = packed.total_tokens;
-  packed.positions.resize(3 * total);
-  Out* base = packed.positions.data();
-  for (size_t i = 0; i < sequences.size(); ++i) {
-    const int64_t at = packed.cu_seqlens[i];
-    MROPE_RETURN_IF_ERROR(sequences[i].Fill<Out>(
-        0, sequences[i].num_tokens(), {base + at, base + total + at, base + 2 * total + at}));
-  }
-  return packed;
+  return internal::PackRows<Out>(
+      static_cast<int64_t>(sequences.size()), 3,
+      [&](int64_t i) { return sequences[i].num_tokens(); },
+      [&](int64_t i, Out* out, int64_t axis_stride) {
+        return sequences[i].Fill<Out>(0, sequences[i].num_tokens(),
+                                      {out, out + axis_stride, out + 2 * axis_stride});
+      },
+      limits);
 }
 
 template absl::StatusOr<PackedPositions<int64_t>> PackSequences<int64_t>(

@@ -163,7 +163,7 @@ extern template absl::Status SequencePositions::Fill<float>(int64_t, int64_t,
 // cu_seqlens = {0, n0, n0 + n1, ...} (the varlen layout of FlashAttention-style runtimes).
 template <typename Out>
 struct PackedPositions {
-  PositionBuffer<Out> positions;  // [3][total]
+  PositionBuffer<Out> positions;  // [3][total] ([num_axes][total] of a batch: PackBatch)
   std::vector<int64_t> cu_seqlens;
   int64_t total_tokens = 0;
 };

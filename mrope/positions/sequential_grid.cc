@@ -162,6 +162,9 @@ absl::StatusOr<BatchPlan> PlanSequentialGridBatch(const SequencePlanner& planner
                                     grid->images, planes));
     RowLayout& layout = plan.layouts[row];
     layout.first_column = columns.front();
+    const int64_t n = static_cast<int64_t>(columns.size());
+    if (columns.back() - columns.front() + 1 != n) layout.scattered_columns = columns;
+    grid->row_tokens.push_back(n);
     layout.delta = layout.decode_delta =
         static_cast<double>(max_position + 1 - static_cast<int64_t>(ids.size()));
     layout.decode_offset = l;
@@ -218,6 +221,42 @@ absl::Status FillSequentialGridDecode(const BatchPlan& plan, int64_t steps,
   return absl::OkStatus();
 }
 
+template <typename Out>
+absl::Status FillSequentialGridRow(const BatchPlan& plan, int64_t row, int64_t begin,
+                                   int64_t end, Out* out, int64_t axis_stride) {
+  const SequentialGridPositions& grid = *plan.sequential_grid;
+  const RowLayout& layout = plan.layouts[row];
+  const int64_t n = grid.row_tokens[row];
+  if (begin < 0 || end < begin) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("window [", begin, ", ", end, ") must satisfy 0 <= begin <= end"));
+  }
+  if (end - n > plan.limits.max_decode_steps) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("window end ", end, " is more than max_decode_steps = ",
+                     plan.limits.max_decode_steps, " past the prompt's ", n, " tokens"));
+  }
+  const auto column = [&](int64_t i) {
+    return layout.scattered_columns.empty() ? layout.first_column + i
+                                            : layout.scattered_columns[i];
+  };
+  for (int32_t a = 0; a < grid.num_axes; ++a) {
+    const int64_t* plane = grid.positions.data() + (a * plan.batch_size + row) * plan.seq_len;
+    Out* target = out + a * axis_stride;
+    const int64_t prompt_end = std::min(end, n);
+    for (int64_t i = begin; i < prompt_end; ++i) {
+      MROPE_RETURN_IF_ERROR(CheckFits<Out>(plane[column(i)]));
+      target[i - begin] = static_cast<Out>(plane[column(i)]);
+    }
+    const int64_t last = plane[column(n - 1)];
+    for (int64_t i = std::max(begin, n); i < end; ++i) {
+      MROPE_RETURN_IF_ERROR(CheckFits<Out>(last + 1 + i - n));
+      target[i - begin] = static_cast<Out>(last + 1 + i - n);
+    }
+  }
+  return absl::OkStatus();
+}
+
 template absl::Status FillSequentialGrid(const BatchPlan&, std::vector<int64_t>&);
 template absl::Status FillSequentialGrid(const BatchPlan&, std::vector<int32_t>&);
 template absl::Status FillSequentialGrid(const BatchPlan&, std::vector<float>&);
@@ -232,5 +271,12 @@ template absl::Status FillSequentialGridDecode(const BatchPlan&, int64_t,
 template absl::Status FillSequentialGridDecode(const BatchPlan&, int64_t,
                                                PositionBuffer<int32_t>&);
 template absl::Status FillSequentialGridDecode(const BatchPlan&, int64_t, PositionBuffer<float>&);
+
+template absl::Status FillSequentialGridRow(const BatchPlan&, int64_t, int64_t, int64_t, int64_t*,
+                                            int64_t);
+template absl::Status FillSequentialGridRow(const BatchPlan&, int64_t, int64_t, int64_t, int32_t*,
+                                            int64_t);
+template absl::Status FillSequentialGridRow(const BatchPlan&, int64_t, int64_t, int64_t, float*,
+                                            int64_t);
 
 }  // namespace mrope

@@ -34,6 +34,7 @@ struct SequentialGridPositions {
   int32_t num_axes = 3;
   PositionBuffer<int64_t> positions;  // [num_axes][B][L]
   std::vector<GridImage> images;      // in batch order: image i has ordinal i
+  std::vector<int64_t> row_tokens;    // [B]: each row's real tokens (columns: its RowLayout)
 };
 
 // Plans a padded batch under the scheme (PlanBatch's path for it; the shape and mask are
@@ -50,6 +51,11 @@ absl::Status FillSequentialGrid(const BatchPlan& plan, std::vector<Out, Alloc>& 
 template <typename Out, typename Alloc>
 absl::Status FillSequentialGridDecode(const BatchPlan& plan, int64_t steps,
                                       std::vector<Out, Alloc>& out);
+// FillRowTokens of such a plan (batch.h): past the row's n real tokens, token n + k takes the
+// row's last real token + 1 + k, axis by axis (its decode step k when that token ends the row).
+template <typename Out>
+absl::Status FillSequentialGridRow(const BatchPlan& plan, int64_t row, int64_t begin,
+                                   int64_t end, Out* out, int64_t axis_stride);
 
 }  // namespace mrope
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mrope/common/status_macros.h"
+#include "mrope/positions/batch.h"
 #include "mrope/positions/context_parallel.h"
 #include "mrope/positions/limits.h"
 #include "mrope/positions/sequence_positions.h"
@@ -20,7 +21,7 @@
 namespace mrope {
 namespace {
 
-// Positions [3][B][W] of tokens [begin, end) of every row.
+// Positions [num_axes][B][W] of tokens [begin, end) of every row.
 template <typename Out>
 absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const PositionLimits& limits,
                         PositionBuffer<Out>& out) {
@@ -35,10 +36,10 @@ absl::Status FillWindow(const BatchPlan& plan, TokenWindow window, const Positio
         "window of ", w, " tokens x ", b, " rows exceeds max_tokens_per_row = ",
         limits.max_tokens_per_row, " or max_total_tokens = ", limits.max_total_tokens));
   }
-  out.resize(3 * b * w);
+  out.resize(plan.num_axes * b * w);
   for (int64_t row = 0; row < b; ++row) {
-    Out* t = out.data() + row * w;
-    auto status = plan.rows[row].Fill<Out>(window.begin, window.end, {t, t + b * w, t + 2 * b * w});
+    auto status =
+        FillRowTokens<Out>(plan, row, window.begin, window.end, out.data() + row * w, b * w);
     if (!status.ok()) {
       return absl::Status(status.code(), absl::StrCat("row ", row, ": ", status.message()));
     }
@@ -58,14 +59,16 @@ absl::Status FillContextParallel(const BatchPlan& plan, const OutputOptions& opt
   if (options.layout == OutputLayout::kPadded) {
     MROPE_ASSIGN_OR_RETURN(slice,
                            ContextParallelBatchSlice<Out>(plan, cp.cp_size, cp.cp_rank, limits));
-    result.shape = {3, plan.batch_size, plan.seq_len / cp.cp_size};
+    result.shape = {plan.num_axes, plan.batch_size, plan.seq_len / cp.cp_size};
   } else {
     std::vector<int64_t> lengths;
-    lengths.reserve(plan.rows.size());
-    for (const SequencePositions& row : plan.rows) lengths.push_back(row.num_tokens());
+    lengths.reserve(plan.batch_size);
+    for (int64_t row = 0; row < plan.batch_size; ++row) {
+      lengths.push_back(RowTokenCount(plan, row));
+    }
     MROPE_ASSIGN_OR_RETURN(
-        slice, ContextParallelSlice<Out>(plan.rows, lengths, cp.cp_size, cp.cp_rank, limits));
-    result.shape = {3, slice.num_tokens};
+        slice, ContextParallelSlice<Out>(plan, lengths, cp.cp_size, cp.cp_rank, limits));
+    result.shape = {plan.num_axes, slice.num_tokens};
   }
   result.position_ids = std::move(slice.positions);
   result.cu_seqlens = std::move(slice.cu_seqlens);
@@ -232,14 +235,6 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
   }
   PositionResult<Out> result;
   const int64_t b = plan.batch_size;
-  if (plan.sequential_grid != nullptr &&
-      (options.context_parallel.has_value() || options.window.has_value() ||
-       options.layout == OutputLayout::kPacked)) {
-    return absl::UnimplementedError(absl::StrCat(
-        spec_.name, ": ", spec_.positions.rules->name,
-        "'s positions are given whole and padded; windows, the packed layout and context "
-        "parallelism are not implemented for them"));
-  }
   if (plan.evs != nullptr) {
     if (options.context_parallel.has_value()) {
       return absl::InvalidArgumentError(
@@ -252,14 +247,14 @@ absl::StatusOr<PositionResult<Out>> PositionService::Fill(const BatchPlan& plan,
     MROPE_RETURN_IF_ERROR(FillWindow(plan, *options.window, limits(), result.position_ids));
     const int64_t w = options.window->end - options.window->begin;
     if (options.layout == OutputLayout::kPacked) {
-      result.shape = {3, b * w};
+      result.shape = {plan.num_axes, b * w};
       for (int64_t row = 0; row <= b; ++row) result.cu_seqlens.push_back(row * w);
     } else {
-      result.shape = {3, b, w};
+      result.shape = {plan.num_axes, b, w};
     }
   } else if (options.layout == OutputLayout::kPacked) {
-    MROPE_ASSIGN_OR_RETURN(PackedPositions<Out> packed, PackSequences<Out>(plan.rows, limits()));
-    result.shape = {3, packed.total_tokens};
+    MROPE_ASSIGN_OR_RETURN(PackedPositions<Out> packed, PackBatch<Out>(plan, limits()));
+    result.shape = {plan.num_axes, packed.total_tokens};
     result.position_ids = std::move(packed.positions);
     result.cu_seqlens = std::move(packed.cu_seqlens);
   } else {

@@ -58,12 +58,15 @@ struct Prompt {
 // that row as one request sees them. Indices at or beyond a row's length n are decode steps:
 // index + the row's own delta (SequencePositions::delta()) on every axis. This equals
 // decode_position_ids (n + k + delta) except for HF text-only batches with padding, where HF
-// counts the padding in the maximum (tests/golden/README.md, quirk 5).
+// counts the padding in the maximum (tests/golden/README.md, quirk 5). HunYuan-VL
+// (PositionScheme::kSequentialGrid): the row's last token + 1 + k, axis by axis, its
+// decode_position_ids when that token ends the padded row (no right padding).
 struct TokenWindow {
   int64_t begin = 0;
   int64_t end = 0;
 };
 
+// The leading 3 is num_axes for HunYuan-VL, here and below.
 enum class OutputLayout {
   kPadded,  // [3][B][L], or [3][B][W] for a window of W tokens
   kPacked,  // [3][total], padding dropped, with cu_seqlens (FlashAttention varlen layout)

@@ -271,9 +271,7 @@ class Plan {
   py::array DecodePositions(int64_t steps) const {
     if (steps < 1) throw py::value_error(absl::StrCat("steps must be >= 1, got ", steps));
     OutputOptions options;
-    // The smallest prompt output; only decode is kept. (Sequential-grid plans, given whole,
-    // take no window.)
-    if (plan_.sequential_grid == nullptr) options.window = TokenWindow{0, 1};
+    options.window = TokenWindow{0, 1};  // the smallest prompt output; only decode is kept
     options.decode_steps = steps;
     return WithPositionType(plan_.float_positions, [&](auto zero) {
       auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
@@ -672,9 +670,11 @@ void DefineModule(py::module_& m) {
       .def("positions", &Plan::Positions, "begin"_a = py::none(), "end"_a = py::none(),
            py::kw_only(), "cp_size"_a = py::none(), "cp_rank"_a = py::none(),
            "Positions [3, B, L] of the padded batch (padding slots as the model's convention "
-           "has them), or, with begin and end, [3, B, end - begin] of token indices "
+           "has them; HunYuan-VL: one plane per mrope_section entry in place of 3, here and "
+           "below), or, with begin and end, [3, B, end - begin] of token indices "
            "[begin, end) of every row's own tokens (padding removed). Indices at or beyond a "
-           "row's length are decode steps: index + the row's delta on every axis. With "
+           "row's length are decode steps: index + the row's delta on every axis (HunYuan-VL: "
+           "the row's last token + 1 + k, axis by axis). With "
            "cp_size and cp_rank (context parallelism, no window): [3, B, L / cp_size], rank "
            "cp_rank's two chunks of every row of the padded batch as given, as Megatron-LM / "
            "TransformerEngine cut them (L a multiple of 2 * cp_size): each real token at its "

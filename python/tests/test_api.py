@@ -291,8 +291,8 @@ def test_cohere_compass_vllm_takes_images_only():
 
 def test_hunyuan_positions_take_one_axis_per_section():
     """HunYuan-VL's XD-RoPE: [len(mrope_section), B, L] positions (the image's grid tokens take
-    (column, row, image) on the last three axes), decode per axis, cos/sin of those axes; the
-    sections' count sets the axes."""
+    (column, row, image) on the last three axes), decode per axis, windows, cos/sin of those
+    axes; the sections' count sets the axes."""
     model = mrope.Model.from_config("hunyuan_vl")
     ids = [[7, 120118] + [120120] * 6 + [120119, 8]]  # text, <start>, begin, 2x2 grid, end, ...
     types = [[0, 0] + [1] * 6 + [0, 0]]
@@ -305,8 +305,12 @@ def test_hunyuan_positions_take_one_axis_per_section():
     np.testing.assert_array_equal(deltas, [[0]])
     plan = model.plan(ids, types, [[1, 4, 2]])
     np.testing.assert_array_equal(plan.decode_positions(2), np.full((4, 1, 2), [10, 11]))
-    with pytest.raises(ValueError, match="windows, the packed layout"):
-        plan.positions(0, 4)
+    # Windows slice the whole; past the prompt they are the decode steps.
+    np.testing.assert_array_equal(plan.positions(0, 4), positions[:, :, :4])
+    np.testing.assert_array_equal(
+        plan.positions(8, 12), np.concatenate([positions[:, :, 8:], plan.decode_positions(2)], 2))
+    with pytest.raises(ValueError, match=r"window \[3, 2\) must have 0 <= begin < end"):
+        plan.positions(3, 2)
     cos, sin = model.cos_sin(positions, transformers="5.23.0")
     assert cos.shape == sin.shape == (1, 10, 128)
     one_axis, _ = model.cos_sin(positions[0], transformers="5.23.0")  # [B, T]: every axis the token's index

@@ -1,7 +1,7 @@
 """Context-parallel slices from a plan (plan.positions(cp_size=, cp_rank=), plan.cp_slice):
 every rank's positions equal the whole batch's at its token indices, bit for bit (left-padded
-batches included), and the ranks together hold every token once; errors name cp_size / cp_rank
-and the values."""
+batches included), and the ranks together hold every token once, HunYuan-VL's four axes too;
+errors name cp_size / cp_rank and the values."""
 import numpy as np
 import pytest
 
@@ -27,7 +27,7 @@ def expect_ranks_slice(whole, cp_size, rank_slice):
         positions, token_index = rank_slice(rank)
         assert positions.dtype == whole.dtype
         assert token_index.dtype == np.int64 and token_index.shape == (whole.shape[1] // cp_size,)
-        np.testing.assert_array_equal(positions.reshape(3, -1), whole[:, token_index])
+        np.testing.assert_array_equal(positions.reshape(len(whole), -1), whole[:, token_index])
         np.add.at(held, token_index, 1)
     assert (held == 1).all()
 
@@ -131,3 +131,40 @@ def test_left_padded_packed_ranks_slice_the_rows_own_tokens():
         return positions, token_index
 
     expect_ranks_slice(packed, 2, rank_slice)
+
+
+# HunYuan-VL: row 0 text, <start>, a 2x2 grid between its begin and end tokens, <end>, text (12
+# tokens); row 1 left-padded by 4. Four axes.
+HUNYUAN_IDS = [[7, 120118] + [120120] * 6 + [120119, 8, 9, 10], [0] * 4 + list(range(21, 29))]
+HUNYUAN_TYPES = [[0, 0] + [1] * 6 + [0] * 4, [0] * 12]
+HUNYUAN_MASK = [[1] * 12, [0] * 4 + [1] * 8]
+
+
+@pytest.mark.parametrize("cp_size", [1, 2, 3, 6])
+def test_hunyuan_ranks_slice_the_whole(cp_size):
+    model = mrope.Model.from_config("hunyuan_vl")
+    whole, _ = model.get_rope_index(HUNYUAN_IDS, HUNYUAN_TYPES, [[1, 4, 2]],
+                                    attention_mask=HUNYUAN_MASK)
+    plan = model.plan(HUNYUAN_IDS, HUNYUAN_TYPES, [[1, 4, 2]], attention_mask=HUNYUAN_MASK)
+    assert whole.shape == (4, 2, 12)
+
+    def rank_slice(rank):
+        positions = plan.positions(cp_size=cp_size, cp_rank=rank)
+        assert positions.shape == (4, 2, 12 // cp_size)
+        same, token_index, _ = plan.cp_slice(cp_size, rank)
+        np.testing.assert_array_equal(same, positions)
+        return positions, token_index
+
+    expect_ranks_slice(whole.reshape(4, -1), cp_size, rank_slice)
+    if cp_size > 2:  # the rows' own lengths 12 and 8: packed takes cp_size 1 and 2
+        return
+    mask = np.array(HUNYUAN_MASK) == 1
+    packed = whole[:, mask]
+
+    def packed_slice(rank):
+        positions, token_index, cu_seqlens = plan.cp_slice(cp_size, rank, packed=True)
+        assert positions.shape == (4, 20 // cp_size)
+        assert cu_seqlens.tolist() == [0, 12 // cp_size, 20 // cp_size]
+        return positions, token_index
+
+    expect_ranks_slice(packed, cp_size, packed_slice)

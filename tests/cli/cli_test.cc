@@ -246,6 +246,38 @@ TEST(CliTest, ContextParallelSlices) {
   EXPECT_THAT(run.err, HasSubstr("--cp_rank=1 needs --cp_size"));
 }
 
+// HunYuan-VL's four axes: the ranks slice them too.
+TEST(CliTest, ContextParallelSlicesOfFourAxes) {
+  const std::string request = TmpPath("cp_hunyuan_request.json");
+  std::ofstream(request) << R"({"inputs": {"input_ids": [[7, 120118, 120120, 120120, 120120,)"
+                         << R"( 120120, 120120, 120120, 120119, 8, 9, 10]],)"
+                         << R"( "mm_token_type_ids": [[0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]],)"
+                         << R"( "image_grid_thw": [[1, 4, 2]]}})";
+  CliRun run = RunMrope("positions --config=hunyuan_vl --request=" + request);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto whole = AsInt64Array(*FindField(Json(run.out), "position_ids"), "position_ids");
+  ASSERT_TRUE(whole.ok() && whole->size() == 48u);
+  std::vector<int> held(12, 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    run = RunMrope(absl::StrCat("positions --config=hunyuan_vl --request=", request,
+                                " --cp_size=2 --cp_rank=", rank));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const Value got = Json(run.out);
+    auto ids = AsInt64Array(*FindField(got, "position_ids"), "position_ids");
+    auto index = AsInt64Array(*FindField(got, "cp_token_index"), "cp_token_index");
+    ASSERT_TRUE(ids.ok() && index.ok());
+    ASSERT_EQ(ids->size(), 24u);
+    ASSERT_EQ(index->size(), 6u);
+    for (int j = 0; j < 6; ++j) {
+      ++held[(*index)[j]];
+      for (int axis = 0; axis < 4; ++axis) {
+        EXPECT_EQ((*ids)[axis * 6 + j], (*whole)[axis * 12 + (*index)[j]]);
+      }
+    }
+  }
+  EXPECT_EQ(held, std::vector<int>(12, 1));
+}
+
 TEST(CliTest, ExplainTablesAndRotary) {
   CliRun run = RunMrope("explain --golden=tests/golden/qwen2_5_vl/case_026.json");
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -1,7 +1,8 @@
 // HunYuan-VL's XD-RoPE positions (PositionScheme::kSequentialGrid, mrope/positions/
 // sequential_grid.h): the rule on small prompts worked by hand from transformers 5.23.0's
 // HunYuanVLModel.get_rope_index (the live differential tests run the rule itself:
-// python/tests/test_reference_transformers.py), any number of axes, and the refusals.
+// python/tests/test_reference_transformers.py), any number of axes, its rows by token index
+// (windows, packing, context-parallel slices) and the refusals.
 
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mrope/positions/batch.h"
+#include "mrope/positions/context_parallel.h"
 #include "mrope/positions/position_buffer.h"
 #include "tests/testing/positions_testing.h"
 
@@ -161,6 +163,91 @@ TEST(SequentialGrid, DeltaCountsTheOrdinal) {
   ASSERT_TRUE(many_plan.ok()) << many_plan.status();
   EXPECT_EQ(many_plan->layouts[3].delta, 0);
   EXPECT_EQ(many_plan->layouts[4].delta, 1);
+}
+
+// Row 0: OneImageRow(6) with a hole (mask 0) after its second token; row 1: OneImageRow(4)
+// right-padded by 3; L = 12. Both rows end in text, so past a row's n tokens index i takes i on
+// every axis.
+TEST(SequentialGrid, RowsByTokenIndexPackAndSlice) {
+  const TestBatch rows[2] = {OneImageRow(6), OneImageRow(4)};
+  TestBatch batch;
+  batch.batch_size = 2;
+  batch.seq_len = 12;
+  for (int row = 0; row < 2; ++row) {
+    const std::vector<int64_t>& ids = rows[row].input_ids;
+    const std::vector<int64_t>& types = rows[row].mm_token_type_ids;
+    const int64_t hole = row == 0 ? 2 : 12;
+    for (int64_t c = 0, i = 0; c < 12; ++c) {
+      const bool real = c != hole && i < static_cast<int64_t>(ids.size());
+      batch.input_ids.push_back(real ? ids[i] : 0);
+      batch.mm_token_type_ids.push_back(real ? types[i] : 0);
+      batch.attention_mask.push_back(real ? 1 : 0);
+      i += real;
+    }
+    batch.media.image_grid_thw.push_back({1, 4, 2});
+  }
+  auto plan = PlanBatch(HunyuanConfig(4), batch.View());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<int64_t> whole;
+  ASSERT_TRUE(FillBatch(*plan, whole).ok());
+  std::vector<int64_t> columns[2];
+  for (int64_t at = 0; at < 24; ++at) {
+    if (batch.attention_mask[at] == 1) columns[at / 12].push_back(at % 12);
+  }
+  const auto want = [&](int a, int row, int64_t i) {
+    const int64_t n = static_cast<int64_t>(columns[row].size());
+    return i < n ? whole[(a * 2 + row) * 12 + columns[row][i]] : i;
+  };
+  ASSERT_EQ(RowTokenCount(*plan, 0), 11);
+  ASSERT_EQ(RowTokenCount(*plan, 1), 9);
+  for (int row = 0; row < 2; ++row) {
+    const int64_t end = RowTokenCount(*plan, row) + 3;
+    std::vector<int32_t> out(4 * (end - 1));
+    ASSERT_TRUE(FillRowTokens(*plan, row, 1, end, out.data(), end - 1).ok());
+    for (int a = 0; a < 4; ++a) {
+      for (int64_t i = 1; i < end; ++i) {
+        EXPECT_EQ(out[a * (end - 1) + i - 1], want(a, row, i)) << row << " " << a << " " << i;
+      }
+    }
+  }
+  EXPECT_THAT(std::string(FillRowTokens(*plan, 0, 3, 2, whole.data(), 1).message()),
+              HasSubstr("window [3, 2) must satisfy 0 <= begin <= end"));
+
+  auto packed = PackBatch<int64_t>(*plan);
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  EXPECT_THAT(packed->cu_seqlens, ElementsAre(0, 11, 20));
+  ASSERT_EQ(packed->positions.size(), 4u * 20);
+  for (int a = 0; a < 4; ++a) {
+    for (int row = 0; row < 2; ++row) {
+      for (int64_t i = 0; i < RowTokenCount(*plan, row); ++i) {
+        EXPECT_EQ(packed->positions[a * 20 + packed->cu_seqlens[row] + i], want(a, row, i));
+      }
+    }
+  }
+
+  // The batch as given: real tokens as FillBatch, the hole 0, right padding the decode steps.
+  for (int rank = 0; rank < 2; ++rank) {
+    auto slice = ContextParallelBatchSlice<int64_t>(*plan, 2, rank);
+    ASSERT_TRUE(slice.ok()) << slice.status();
+    ASSERT_EQ(slice->num_tokens, 12);
+    for (int64_t j = 0; j < 12; ++j) {
+      const int64_t row = slice->token_index[j] / 12, column = slice->token_index[j] % 12;
+      const int64_t last = columns[row].back();
+      for (int a = 0; a < 4; ++a) {
+        const int64_t expected =
+            column > last ? RowTokenCount(*plan, row) + column - last - 1
+                          : whole[(a * 2 + row) * 12 + column];  // the hole: FillBatch's 0
+        EXPECT_EQ(slice->positions[a * 12 + j], expected) << rank << " " << j << " " << a;
+      }
+    }
+    // Each row's own tokens padded to 12: decode steps after them.
+    auto own = ContextParallelSlice<int64_t>(*plan, std::vector<int64_t>{12, 12}, 2, rank);
+    ASSERT_TRUE(own.ok()) << own.status();
+    for (int64_t j = 0; j < 12; ++j) {
+      const int64_t row = own->token_index[j] / 12, i = own->token_index[j] % 12;
+      for (int a = 0; a < 4; ++a) EXPECT_EQ(own->positions[a * 12 + j], want(a, row, i));
+    }
+  }
 }
 
 std::string Error(const TestBatch& batch, int32_t axes = 4) {
