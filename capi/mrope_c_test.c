@@ -410,6 +410,29 @@ static void TestKernels(void) {
             info.layout == 0 && info.attention_scaling == 1.0f,
         "rotary info %d %d %d %d %g", info.head_dim, info.rotary_dim, info.num_pairs, info.layout,
         info.attention_scaling);
+  Check(info.num_axes == 3 && info.split_halves == 0, "rotary info axes %d split %d",
+        info.num_axes, info.split_halves);
+  {
+    /* HunYuan-VL's XD-RoPE: four rows of positions, a pair's halves on their own axes; a
+     * first-version struct (without those fields) is still filled. */
+    mrope_model* hunyuan = LoadPreset("hunyuan_vl");
+    mrope_rotary* xd = CreateRotary(hunyuan);
+    mrope_rotary_info xd_info;
+    memset(&xd_info, 0, sizeof(xd_info));
+    xd_info.struct_size = sizeof(xd_info);
+    CheckStatus(mrope_rotary_get_info(xd, &xd_info, message, sizeof(message)), MROPE_OK,
+                "mrope_rotary_get_info(hunyuan_vl)", NULL);
+    Check(xd_info.num_axes == 4 && xd_info.split_halves == 1, "hunyuan_vl axes %d split %d",
+          xd_info.num_axes, xd_info.split_halves);
+    memset(&xd_info, 0, sizeof(xd_info));
+    xd_info.struct_size = offsetof(mrope_rotary_info, num_axes);
+    CheckStatus(mrope_rotary_get_info(xd, &xd_info, message, sizeof(message)), MROPE_OK,
+                "mrope_rotary_get_info(first version)", NULL);
+    Check(xd_info.head_dim == 128 && xd_info.num_axes == 0, "first version: head_dim %d axes %d",
+          xd_info.head_dim, xd_info.num_axes);
+    mrope_rotary_free(xd);
+    mrope_model_free(hunyuan);
+  }
 
   /* cos/sin of the prompt's positions. */
   static float cos_values[kTokens][kPairs], sin_values[kTokens][kPairs];
@@ -471,10 +494,10 @@ static void TestKernels(void) {
   CheckStatus(mrope_launch_kernel(NULL, &args, NULL, message, sizeof(message)),
               MROPE_INVALID_ARGUMENT, "mrope_launch_kernel(NULL rotary)", "rotary is NULL");
   mrope_fused_args bad_fused = fused;
-  bad_fused.q_norm.form = 3;
+  bad_fused.q_norm.form = 4;
   CheckStatus(mrope_launch_fused_kernel(rotary, &bad_fused, NULL, message, sizeof(message)),
-              MROPE_INVALID_ARGUMENT, "mrope_launch_fused_kernel(norm form 3)",
-              "args->q_norm.form is 3");
+              MROPE_INVALID_ARGUMENT, "mrope_launch_fused_kernel(norm form 4)",
+              "args->q_norm.form is 4");
 
   /* Device-side error: a position outside a 4-row table skips the token and sets the flag. */
   static float table[4][kPairs];

@@ -82,7 +82,7 @@ def _config(cls, rope, layer_type=None):
 
 
 @contextlib.contextmanager
-def _cos_sin_in_double():
+def cos_sin_in_double():
     """torch's float32 cos/sin evaluated in double and rounded once (mrope's values)."""
     originals = torch.Tensor.cos, torch.Tensor.sin
 
@@ -121,7 +121,7 @@ def run(case):
     positions = torch.from_numpy(case["position_ids"])
     q, k = torch.from_numpy(case["q"]), torch.from_numpy(case["k"])
     result = {}
-    for name, context in (("native", contextlib.nullcontext), ("exact", _cos_sin_in_double)):
+    for name, context in (("native", contextlib.nullcontext), ("exact", cos_sin_in_double)):
         with context():
             rotary = getattr(modeling, rotary_name)(config=config)  # fresh: no dynamic state
             cos, sin = rotary(q, positions, *extra)

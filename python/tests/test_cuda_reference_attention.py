@@ -92,9 +92,12 @@ def test_qwen4_exp_gated_q_norm_and_partial_rotary():
 
 def hunyuan_reference(q, k, positions, q_weight, k_weight, config_json):
     """HunYuanVLDenseV1Attention.forward's statements from the projections through the q/k
-    norms (rotary, apply_rotary_pos_emb, query_layernorm, key_layernorm), [T, H, D]."""
+    norms (rotary, apply_rotary_pos_emb, query_layernorm, key_layernorm), [T, H, D], with its
+    float32 cos/sin evaluated in double (mrope's values: the rotary's own ulps are
+    test_reference_rotary.py's; here the norm of the rotated head is checked)."""
     torch = pytest.importorskip("torch")
     modeling = pytest.importorskip("transformers.models.hunyuan_vl.modeling_hunyuan_vl")
+    from reference_runner_rotary import cos_sin_in_double
     from transformers.models.hunyuan_vl.configuration_hunyuan_vl import HunYuanVLTextConfig
     head_dim = config_json["head_dim"]
     config = HunYuanVLTextConfig(
@@ -110,7 +113,8 @@ def hunyuan_reference(q, k, positions, q_weight, k_weight, config_json):
         query = torch.from_numpy(q)[None].view(1, TOKENS, -1, head_dim).transpose(1, 2)
         key = torch.from_numpy(k)[None].view(1, TOKENS, -1, head_dim).transpose(1, 2)
         rotary = modeling.HunYuanVLRotaryEmbedding(config)
-        cos, sin = rotary(query, torch.from_numpy(positions)[:, None])
+        with cos_sin_in_double():
+            cos, sin = rotary(query, torch.from_numpy(positions)[:, None])
         query, key = modeling.apply_rotary_pos_emb(query, key, cos, sin)
         query, key = q_norm(query), k_norm(key)
     return query[0].transpose(0, 1).numpy(), key[0].transpose(0, 1).numpy()
@@ -136,6 +140,8 @@ def test_hunyuan_vl_xd_rope_then_the_norm_of_the_rotated_head():
     positions[2, grid] = np.repeat(np.arange(2), 4)
     positions[3, grid] = 0
     want_q, want_k = hunyuan_reference(q, k, positions, q_weight, k_weight, config_json)
+    rotated_only = q.reshape(TOKENS, Q_HEADS, head_dim).copy()
+    mc.apply_mrope_(rotated_only, k.reshape(TOKENS, KV_HEADS, head_dim).copy(), positions, model)
     q_rotated = q.reshape(TOKENS, Q_HEADS, head_dim)
     k_out = np.empty((TOKENS, KV_HEADS, head_dim), np.float32)
     mc.fused_mrope_(q_rotated, k.reshape(TOKENS, KV_HEADS, head_dim), v, positions, model,
@@ -149,5 +155,5 @@ def test_hunyuan_vl_xd_rope_then_the_norm_of_the_rotated_head():
         scale = np.concatenate([pair, pair], axis=-1) * weight
         assert (np.abs(ours - want) <= MAX_ULP * np.spacing(scale)).all(), (
             np.max(np.abs(ours - want) / np.spacing(scale)))
-    # The rotation alone (no norm) differs: the norm was applied, and after the rotary.
-    assert not np.allclose(q_rotated, q.reshape(TOKENS, Q_HEADS, head_dim), atol=1e-3)
+    # The rotation alone differs: the norm was applied too.
+    assert not np.allclose(q_rotated, rotated_only, atol=1e-3)
