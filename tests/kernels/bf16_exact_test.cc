@@ -93,29 +93,34 @@ void Measure(const RotarySpec& spec, const std::vector<int64_t>& positions,
     for (int h = 0; h < heads; ++h) {
       const int64_t base = (t * heads + h) * spec.head_dim;
       for (int j = 0; j < pairs; ++j) {
-        const int64_t position = positions[spec.axis_map.axis[j] * kTokens + t];
         const int64_t first = base + PairFirstIndex(spec.layout, j);
         const int64_t second = base + PairSecondIndex(spec.layout, j, spec.rotary_dim);
         const double x1 = Bf16ToDouble(input[first]), x2 = Bf16ToDouble(input[second]);
         const double magnitude = (std::abs(x1) + std::abs(x2)) * scaling;
-        // (strict, bounded) distances of the pair to the rotation by `angle` in double, the
-        // bounded one less `slack` (an absolute error the float32 intermediates allow).
-        const auto distance = [&](double angle, double slack, double& strict, double& bounded) {
-          const double c = std::cos(angle) * scaling, s = std::sin(angle) * scaling;
-          for (const auto& [bits, exact] : {std::make_pair(got[first], x1 * c - x2 * s),
-                                            std::make_pair(got[second], x2 * c + x1 * s)}) {
+        // Each element of the pair at the angle of its own axis (the pair's one axis, or for
+        // XD-RoPE's split halves one each).
+        for (const bool is_second : {false, true}) {
+          const int axis = is_second && spec.axis_map.split_halves ? spec.axis_map.second_axis[j]
+                                                                    : spec.axis_map.axis[j];
+          const int64_t position = positions[axis * kTokens + t];
+          // (strict, bounded) distances of the element to the rotation by `angle` in double,
+          // the bounded one less `slack` (an absolute error the float32 intermediates allow).
+          const auto distance = [&](double angle, double slack, double& strict,
+                                    double& bounded) {
+            const double c = std::cos(angle) * scaling, s = std::sin(angle) * scaling;
+            const double exact = is_second ? x2 * c + x1 * s : x1 * c - x2 * s;
             const double ulp = Bf16Ulp(exact);
-            const double error = std::abs(Bf16ToDouble(bits) - exact);
+            const double error = std::abs(Bf16ToDouble(got[is_second ? second : first]) - exact);
             strict = std::max(strict, error / ulp);
             bounded = std::max(bounded, std::max(0.0, error - slack) / ulp);
-          }
-        };
-        const float reference = RotaryAngle(spec.inv_freq[j], static_cast<float>(position));
-        const double exact = static_cast<double>(position) * spec.inv_freq[j];
-        const double intermediates = 0x1p-22 * magnitude;
-        distance(reference, intermediates, m.strict_reference, m.bounded_reference);
-        distance(exact, intermediates + std::abs(reference - exact) * magnitude,
-                 m.strict_exact, m.bounded_exact);
+          };
+          const float reference = RotaryAngle(spec.inv_freq[j], static_cast<float>(position));
+          const double exact = static_cast<double>(position) * spec.inv_freq[j];
+          const double intermediates = 0x1p-22 * magnitude;
+          distance(reference, intermediates, m.strict_reference, m.bounded_reference);
+          distance(exact, intermediates + std::abs(reference - exact) * magnitude,
+                   m.strict_exact, m.bounded_exact);
+        }
       }
     }
   }
@@ -172,15 +177,16 @@ TEST(Bf16ExactTest, EveryFamilyAndRopeTypeWithinOneAndAHalfUlp) {
   }
   Maxima all;
   for (const ModelFamilyInfo& row : ModelFamilies()) {
-    // XD-RoPE (HunYuan-VL) rotates a pair's halves by different axes, which the kernels refuse;
-    // its CPU rotation is checked against its module (python/tests/test_reference_rotary.py).
-    if (row.rope.mrope_layout == MropeLayout::kXd) continue;
+    // XD-RoPE (HunYuan-VL): a row of positions per section, a pair's halves on their own axes.
+    const int num_axes = row.rope.mrope_layout == MropeLayout::kXd
+                             ? std::max<int>(kNumAxes, row.rope.mrope_section.size())
+                             : kNumAxes;
     const int pairs = static_cast<int>(row.rope.head_dim * row.rope.partial_rotary_factor) / 2;
     for (const auto& [name, scaling] : ScalingsFor(pairs)) {
       SCOPED_TRACE(absl::StrCat(row.name, " ", name));
       std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(absl::StrCat(row.name, name))));
-      std::vector<int64_t> positions(3 * kTokens);
-      for (int64_t i = 0; i < 3 * kTokens; ++i) {
+      std::vector<int64_t> positions(num_axes * kTokens);
+      for (int64_t i = 0; i < num_axes * kTokens; ++i) {
         // A third each below 256, 4096 and 2^17 (HF's test range).
         const int64_t top = int64_t{1} << (8 + 4 * ((i % kTokens) % 3) + ((i % kTokens) % 3) / 2);
         positions[i] = static_cast<int64_t>(rng() % top);
