@@ -387,6 +387,16 @@ __global__ void __launch_bounds__(kMaxBlockThreads,
             LoadShared(stage + (first < num_pairs ? first + num_pairs : first - num_pairs),
                        partners);
           }
+          // A cos/sin per element (the XD forms, NeoX): element d's is slot d, so a whole chunk
+          // is read 16 bytes at a time, for the same reason.
+          [[maybe_unused]] float chunk_cos[kC];
+          [[maybe_unused]] float chunk_sin[kC];
+          const bool cos_chunk = kXdForms && kVector && neox && first + kC <= rotary_dim &&
+                                 rotary_dim % 4 == 0;
+          if (cos_chunk) {
+            LoadShared(cos + first, chunk_cos);
+            LoadShared(sin + first, chunk_sin);
+          }
 #pragma unroll
           for (int e = 0; e < kC; ++e) {
             const int d = first + e;
@@ -414,7 +424,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads,
             const float np = Normalized<kXdForms>(norm, raw_partner, partner, rms_scale);
             // A cos/sin per element: the second's num_pairs slots on.
             const int cs_slot = kXdForms && !first_of_pair ? pair + num_pairs : pair;
-            const CosSin cs{Load(cos + cs_slot), Load(sin + cs_slot)};
+            const CosSin cs = cos_chunk ? CosSin{chunk_cos[e], chunk_sin[e]}
+                                        : CosSin{Load(cos + cs_slot), Load(sin + cs_slot)};
             y[i * kC + e] = first_of_pair ? RotatedFirst(n, np, cs) : RotatedSecond(np, n, cs);
           }
         }

@@ -39,7 +39,8 @@ using bench_util::ModelShape;
 
 constexpr int kBlockSize = 16;
 constexpr ModelShape kModels[] = {bench_util::kQwen25Vl7B, bench_util::kQwen3Vl8B,
-                                   bench_util::kQwen25Vl72B, bench_util::kQwen3Vl30BA3B};
+                                   bench_util::kQwen25Vl72B, bench_util::kQwen3Vl30BA3B,
+                                   bench_util::kHunYuanVl};
 constexpr int64_t kTokenCounts[] = {1, 16, 256, 4096, 16384, 65536};
 constexpr int64_t kMaxGraphTokens = 16;
 
@@ -94,7 +95,7 @@ struct Buffers {
       : token_stride(int64_t{m.hq + 2 * m.hk} * kHeadDim),
         num_blocks(tokens / kBlockSize + 1),
         qkv(tokens * token_stride * 2),
-        positions(3 * tokens * sizeof(int64_t)),
+        positions(bench_util::NumAxes(m) * tokens * sizeof(int64_t)),
         slots(tokens * sizeof(int64_t)),
         weights(2 * kHeadDim * 2),
         k_cache(num_blocks * kBlockSize * m.hk * kHeadDim * (cache.fp8 ? 1 : 2)),
@@ -102,7 +103,8 @@ struct Buffers {
         scales(2 * sizeof(float)),
         flag(sizeof(int)) {
     qkv.Zero();
-    const std::vector<int64_t> host_positions = bench_util::VideoPositions(tokens);
+    const std::vector<int64_t> host_positions =
+        bench_util::VideoPositions(tokens, bench_util::NumAxes(m));
     positions.Upload(host_positions.data(), host_positions.size() * sizeof(int64_t));
     std::vector<int64_t> host_slots(tokens);
     for (int64_t t = 0; t < tokens; ++t) host_slots[t] = (t * 7919) % (num_blocks * kBlockSize);
@@ -127,8 +129,10 @@ FusedMropeArgs FusedArgs(const ModelShape& m, int64_t tokens, const CacheFormat&
   a.q = {qkv, DType::kBFloat16, tokens, m.hq, kHeadDim, ts, kHeadDim};
   a.k = {qkv + m.hq * kHeadDim, DType::kBFloat16, tokens, m.hk, kHeadDim, ts, kHeadDim};
   a.v = {qkv + (m.hq + m.hk) * kHeadDim, DType::kBFloat16, tokens, m.hk, kHeadDim, ts, kHeadDim};
-  a.q_norm = {QkNormForm::kWeight, b.weights.data(), DType::kBFloat16, 1e-6f};
-  a.k_norm = {QkNormForm::kWeight, b.weights.As<uint16_t>() + kHeadDim, DType::kBFloat16, 1e-6f};
+  // HunYuan-VL's norm is of the rotated head (the XD forms' kernel); the others' before it.
+  const QkNormForm form = m.xd_axes > 0 ? QkNormForm::kWeightAfterRotary : QkNormForm::kWeight;
+  a.q_norm = {form, b.weights.data(), DType::kBFloat16, 1e-6f};
+  a.k_norm = {form, b.weights.As<uint16_t>() + kHeadDim, DType::kBFloat16, 1e-6f};
   a.positions = {b.positions.data(), true, tokens, tokens};
   a.slot_mapping = b.slots.As<int64_t>();
   const int64_t head_row = int64_t{m.hk} * kHeadDim;
@@ -257,10 +261,11 @@ void RegisterAll() {
           if (graph && tokens > kMaxGraphTokens) continue;
           const std::string g = graph ? "_graph" : "";
           add("copy" + g + "/" + suffix, m, tokens, c, Row::kCopy, graph);
-          add("unfused" + g + "/" + suffix, m, tokens, c, Row::kUnfused, graph);
+          // The unfused chain normalises before the rotary: not HunYuan-VL's order.
+          if (m.xd_axes == 0) add("unfused" + g + "/" + suffix, m, tokens, c, Row::kUnfused, graph);
           add("fused" + g + "/" + suffix, m, tokens, c, Row::kFused, graph);
         }
-        if (std::string(c.name) == "bf16_NHD") {
+        if (std::string(c.name) == "bf16_NHD" && m.xd_axes == 0) {
           add("copy_qk/" + suffix, m, tokens, c, Row::kCopyQk, false);
           add("unfused_norm/" + suffix, m, tokens, c, Row::kNorm, false);
           add("unfused_rope/" + suffix, m, tokens, c, Row::kRope, false);

@@ -43,7 +43,7 @@ using bench_util::kHeadDim;
 using bench_util::ModelShape;
 
 constexpr ModelShape kModels[] = {bench_util::kQwen2Vl7B, bench_util::kQwen3Vl8B,
-                                   bench_util::kQwen25Vl72B};
+                                   bench_util::kQwen25Vl72B, bench_util::kHunYuanVl};
 constexpr int64_t kTokenCounts[] = {1, 16, 256, 1024, 8192, 65536};
 constexpr int64_t kTableRows = 131072;  // > every benchmark position
 constexpr int64_t kMaxGraphTokens = 1024;
@@ -101,7 +101,8 @@ void BM_Mrope(benchmark::State& state, const ModelShape& m, int64_t tokens,
   const int64_t token_stride = int64_t{m.hq + 2 * m.hk} * kHeadDim;
   DeviceBuffer qkv(tokens * token_stride * 2);
   qkv.Zero();
-  const std::vector<int64_t> positions = bench_util::VideoPositions(tokens);
+  const std::vector<int64_t> positions =
+      bench_util::VideoPositions(tokens, bench_util::NumAxes(m));
   DeviceBuffer d_positions(positions.size() * sizeof(int64_t));
   d_positions.Upload(positions.data(), positions.size() * sizeof(int64_t));
   DeviceBuffer flag(sizeof(int));
@@ -211,7 +212,9 @@ void RegisterAll() {
         configure(benchmark::RegisterBenchmark(("mrope_graph/" + suffix).c_str(), BM_Mrope, m,
                                                tokens, MropeVariant::kGraph));
       }
-      configure(benchmark::RegisterBenchmark(("eager/" + suffix).c_str(), BM_Eager, m, tokens));
+      if (m.xd_axes == 0) {  // the eager chain is three-axis M-RoPE's
+        configure(benchmark::RegisterBenchmark(("eager/" + suffix).c_str(), BM_Eager, m, tokens));
+      }
     }
   }
 }

@@ -83,7 +83,7 @@ struct Qkv {
         element_size(dtype == DType::kFloat32 ? 4 : 2),
         token_stride(int64_t{m.hq + 2 * m.hk} * kHeadDim),
         buffer((tokens * token_stride + offset) * element_size),
-        positions(3 * tokens * sizeof(int64_t)),
+        positions(bench_util::NumAxes(m) * tokens * sizeof(int64_t)),
         flag(sizeof(int)) {
     const size_t count = tokens * token_stride + offset;
     if (element_size == 4) {
@@ -100,12 +100,12 @@ struct Qkv {
       }
       buffer.Upload(values.data(), count * 2);
     }
-    const std::vector<int64_t> host = bench_util::VideoPositions(tokens);
+    const std::vector<int64_t> host = bench_util::VideoPositions(tokens, bench_util::NumAxes(m));
     positions.Upload(host.data(), host.size() * sizeof(int64_t));
     flag.Zero();
     base = buffer.As<char>() + offset * element_size;
     mrope_host::NameBuffer(buffer.data(), count * element_size, "qkv");
-    mrope_host::NameBuffer(positions.data(), 3 * tokens * sizeof(int64_t), "positions");
+    mrope_host::NameBuffer(positions.data(), host.size() * sizeof(int64_t), "positions");
     mrope_host::NameBuffer(flag.data(), sizeof(int), "flag");
   }
   HeadsView View(const ModelShape& m, int64_t tokens, int first_head, int heads) const {
@@ -172,8 +172,10 @@ PathReport RunFused(const ModelShape& m, int64_t tokens, DType dtype, bool fp8, 
   a.q = qkv.View(m, tokens, 0, m.hq);
   a.k = qkv.View(m, tokens, m.hq, m.hk);
   a.v = qkv.View(m, tokens, m.hq + m.hk, m.hk);
-  a.q_norm = {QkNormForm::kWeight, weights.data(), DType::kBFloat16, 1e-6f};
-  a.k_norm = {QkNormForm::kWeight, weights.As<uint16_t>() + kHeadDim, DType::kBFloat16, 1e-6f};
+  // HunYuan-VL's norm is of the rotated head (the XD forms' kernel); the others' before it.
+  const QkNormForm form = m.xd_axes > 0 ? QkNormForm::kWeightAfterRotary : QkNormForm::kWeight;
+  a.q_norm = {form, weights.data(), DType::kBFloat16, 1e-6f};
+  a.k_norm = {form, weights.As<uint16_t>() + kHeadDim, DType::kBFloat16, 1e-6f};
   a.positions = {qkv.positions.data(), true, tokens, tokens};
   a.slot_mapping = slots.As<int64_t>();
   const int64_t head_row = int64_t{m.hk} * kHeadDim;
@@ -200,19 +202,21 @@ PathReport RunFused(const ModelShape& m, int64_t tokens, DType dtype, bool fp8, 
 
 std::vector<PathReport> RunAllPaths() {
   std::vector<PathReport> paths;
-  for (const ModelShape& m : {bench_util::kQwen3Vl8B, bench_util::kQwen25Vl7B}) {
+  for (const ModelShape& m :
+       {bench_util::kQwen3Vl8B, bench_util::kQwen25Vl7B, bench_util::kHunYuanVl}) {
     paths.push_back(RunMrope(m, kPrefillTokens, false, "in-place vector"));
     paths.push_back(RunMrope(m, 64, true, "in-place scalar"));
     paths.push_back(RunMrope(m, 1, false, "in-place decode"));
     paths.push_back(RunMrope(m, 16, false, "in-place decode"));
   }
   // Every input dtype, cache dtype (the input's or fp8) and cache layout; fp16 and fp32 on
-  // one shape (fp16's accesses are bf16's).
-  for (const ModelShape& m : {bench_util::kQwen3Vl8B, bench_util::kQwen25Vl7B}) {
+  // one shape (fp16's accesses are bf16's); HunYuan-VL (XD forms) in bf16 and fp32.
+  for (const ModelShape& m :
+       {bench_util::kQwen3Vl8B, bench_util::kQwen25Vl7B, bench_util::kHunYuanVl}) {
     for (const DType dtype : {DType::kBFloat16, DType::kFloat16, DType::kFloat32}) {
-      if (dtype != DType::kBFloat16 && std::string(m.name) != bench_util::kQwen3Vl8B.name) {
-        continue;
-      }
+      const bool all_dtypes = std::string(m.name) == bench_util::kQwen3Vl8B.name ||
+                              (m.xd_axes > 0 && dtype != DType::kFloat16);
+      if (dtype != DType::kBFloat16 && !all_dtypes) continue;
       for (const bool fp8 : {false, true}) {
         for (const bool hnd : {false, true}) {
           for (const int64_t tokens : {kPrefillTokens, int64_t{1}}) {
