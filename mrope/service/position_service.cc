@@ -114,7 +114,8 @@ absl::Status FillEvsDecode(const VllmEvsPositions& evs, int64_t steps,
   return evs.Fill<Out>(n, n + steps, {t, t + steps, t + 2 * steps});
 }
 
-// cos/sin [tokens][pairs] of planar positions [num_axes][tokens].
+// cos/sin [tokens][pairs] of planar positions [num_axes][tokens] ([tokens][rotary_dim] for
+// XD-RoPE's split halves).
 template <typename Out>
 absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout, int32_t num_axes,
                         const PositionBuffer<Out>& planar, PositionResult<Out>& result) {
@@ -142,11 +143,12 @@ absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout, int32_t
   MROPE_ASSIGN_OR_RETURN(const RotarySpec spec,
                          BuildRotarySpec(rope, layout,
                                          static_cast<int64_t>(max_position) + 1));
-  const int num_pairs = spec.axis_map.num_pairs;
-  MROPE_RETURN_IF_ERROR(CheckCosSinEntries(tokens, num_pairs));
-  result.num_pairs = num_pairs;
-  result.cos.reserve(tokens * num_pairs);
-  result.sin.reserve(tokens * num_pairs);
+  result.num_pairs = spec.axis_map.num_pairs;
+  result.per_element = spec.axis_map.split_halves;
+  const int columns = result.cos_sin_columns();
+  MROPE_RETURN_IF_ERROR(CheckCosSinEntries(tokens, columns));
+  result.cos.reserve(tokens * columns);
+  result.sin.reserve(tokens * columns);
   // In chunks of tokens, so that the interleaved pairs never exist for the whole prompt beside
   // the two planes (that doubled the peak: ~3 GB for a request at the entry limit).
   constexpr int64_t kChunkTokens = 4096;
@@ -157,7 +159,9 @@ absl::Status FillCosSin(const RopeParameters& rope, RotaryLayout layout, int32_t
     chunk.is_int64 = is_int64;
     chunk.num_tokens = std::min(kChunkTokens, tokens - begin);
     chunk.axis_stride = tokens;
-    MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> cos_sin, ComputeCosSin(spec, chunk));
+    MROPE_ASSIGN_OR_RETURN(const std::vector<CosSin> cos_sin,
+                           result.per_element ? ComputeElementCosSin(spec, chunk)
+                                              : ComputeCosSin(spec, chunk));
     for (const CosSin& value : cos_sin) {
       result.cos.push_back(value.cos);
       result.sin.push_back(value.sin);

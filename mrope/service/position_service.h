@@ -113,10 +113,15 @@ struct PositionResult {
   int64_t decode_steps = 0;
   PositionBuffer<Out> decode_position_ids;  // [3][B][decode_steps]
   // cos_sin: cos and sin [tokens][num_pairs] of the tokens of position_ids (row-major over
-  // shape[1..]), num_pairs = rotary_dim / 2, axis map and attention scaling applied.
+  // shape[1..]), num_pairs = rotary_dim / 2, axis map and attention scaling applied; with
+  // per_element (XD-RoPE, whose pairs' two elements take their own axes) [tokens][rotary_dim],
+  // element d's own at column d (NeoX: the pairs' first elements, then their second).
   int32_t num_pairs = 0;
+  bool per_element = false;
   std::vector<float> cos;
   std::vector<float> sin;
+  // Columns of cos and sin per token.
+  int32_t cos_sin_columns() const { return per_element ? 2 * num_pairs : num_pairs; }
 };
 
 class PositionService {

@@ -243,7 +243,7 @@ v1::PositionResponse ResponseFromResult(const PositionResult<Out>& result,
   }
   if (result.num_pairs > 0) {
     std::vector<int64_t> shape(result.shape.begin() + 1, result.shape.end());
-    shape.push_back(result.num_pairs);
+    shape.push_back(result.cos_sin_columns());
     SetValues(result.cos, shape, *response.mutable_cos());
     SetValues(result.sin, shape, *response.mutable_sin());
   }

@@ -304,6 +304,16 @@ class Plan {
     return WithPositionType(plan_.float_positions, [&](auto zero) {
       auto result = FillOrThrow<decltype(zero)>(*service_, plan_, options);
       const py::ssize_t rows = result.shape[1], tokens = result.shape[2];
+      if (result.per_element) {  // XD-RoPE: element d's own, HF's cat layout
+        if (layout == "pairs" || hf_layout != CosSinLayout::kCat) {
+          throw py::value_error(
+              "cos_sin: XD-RoPE gives a pair's two elements their own cos/sin: layout='hf' "
+              "(one per element) holds them, layout='pairs' cannot");
+        }
+        const std::vector<py::ssize_t> shape = {rows, tokens, result.cos_sin_columns()};
+        return py::make_tuple(MoveToNumpy(std::move(result.cos), shape),
+                              MoveToNumpy(std::move(result.sin), shape));
+      }
       if (layout == "pairs") {
         const std::vector<py::ssize_t> shape = {rows, tokens, result.num_pairs};
         return py::make_tuple(MoveToNumpy(std::move(result.cos), shape),

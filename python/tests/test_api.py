@@ -318,3 +318,12 @@ def test_hunyuan_positions_take_one_axis_per_section():
     assert not np.array_equal(cos[0, 4], one_axis[0, 4])  # a grid token: they do not
     five = mrope.Model.from_config("hunyuan_vl", {"mrope_section": [16, 16, 16, 8, 8]})
     assert five.get_rope_index(ids, types, [[1, 4, 2]])[0].shape == (5, 1, 10)
+    # The plan's cos/sin (the service's, per element for XD-RoPE) are the module's: whole and
+    # windowed, HF's layout; one per pair cannot hold a pair's two axes.
+    plan_cos, plan_sin = plan.cos_sin(layout="hf", transformers="5.23.0")
+    np.testing.assert_array_equal(plan_cos, cos)
+    np.testing.assert_array_equal(plan_sin, sin)
+    window_cos, _ = plan.cos_sin(3, 8, layout="hf", transformers="5.23.0")
+    np.testing.assert_array_equal(window_cos, cos[:, 3:8])
+    with pytest.raises(ValueError, match="layout='pairs' cannot"):
+        plan.cos_sin()

@@ -15,6 +15,9 @@
 #include "absl/types/span.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mrope/rotary/apply.h"
+#include "mrope/rotary/rope_params.h"
+#include "mrope/rotary/tensor_view.h"
 #include "mrope/service/model_spec.h"
 #include "mrope/service/position_service.h"
 #include "mrope/service/proto_convert.h"
@@ -341,6 +344,48 @@ TEST(SequentialGridServiceTest, PackedRanksSliceThePackedWhole) {
 }
 
 // The errors of the other families, naming the field and its value.
+// cos_sin: XD-RoPE's pairs take two axes, so the service gives a cos/sin per element, element d
+// at column d, the rotary layer's ComputeElementCosSin of the returned positions (HF's cos),
+// whole and packed; its proto carries [tokens...][rotary_dim].
+TEST(SequentialGridServiceTest, CosSinPerElementOfTheReturnedPositions) {
+  const PositionService service = Hunyuan(4);
+  const Prompt prompt = PromptOf(RandomBatch(3, {}));
+  for (const OutputLayout layout : {OutputLayout::kPadded, OutputLayout::kPacked}) {
+    OutputOptions options;
+    options.layout = layout;
+    options.cos_sin = true;
+    auto result = service.Compute<int64_t>(prompt, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_TRUE(result->per_element);
+    const int64_t tokens = static_cast<int64_t>(result->position_ids.size()) / 4;
+    auto spec = BuildRotarySpec(*service.spec().rope, RotaryLayoutOf(service.spec()),
+                                *std::max_element(result->position_ids.begin(),
+                                                  result->position_ids.end()) + 1);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    ASSERT_EQ(result->cos_sin_columns(), spec->rotary_dim);
+    auto expected = ComputeElementCosSin(
+        *spec, PositionsView{result->position_ids.data(), true, tokens, tokens});
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    ASSERT_EQ(result->cos.size(), expected->size());
+    int64_t differ = 0;
+    for (size_t i = 0; i < expected->size(); ++i) {
+      differ += result->cos[i] != (*expected)[i].cos || result->sin[i] != (*expected)[i].sin;
+    }
+    EXPECT_EQ(differ, 0);
+    // Columns of one pair differ on a grid token (its halves' axes), not on text.
+    bool halves_apart = false;
+    const int half = spec->rotary_dim / 2;
+    for (int64_t t = 0; t < tokens && !halves_apart; ++t) {
+      for (int j = 0; j < half; ++j) {
+        halves_apart |= result->cos[t * 2 * half + j] != result->cos[t * 2 * half + half + j];
+      }
+    }
+    EXPECT_TRUE(halves_apart);
+    const v1::PositionResponse response = ResponseFromResult(*result, v1::PositionOptions::INT64);
+    EXPECT_EQ(response.cos().shape(response.cos().shape_size() - 1), spec->rotary_dim);
+  }
+}
+
 TEST(SequentialGridServiceTest, ErrorsNameTheFieldsAndValues) {
   const PositionService service = Hunyuan(4);
   const Prompt prompt = PromptOf(RandomBatch(1, {2, 1, 1}));
