@@ -354,6 +354,8 @@ def test_fused_norm_of_hunyuan_vl_is_the_norm_of_the_rotated_head():
     with pytest.raises(ValueError, match=r"\[4, tokens\] or \[tokens\]"):
         mc.apply_mrope_(qkv[:, :2 * head_dim], qkv[:, 2 * head_dim:3 * head_dim],
                         positions[:3], model)
+    with pytest.raises(ValueError, match="XD-RoPE gives a pair's two elements"):
+        mc.cos_sin(positions, model)  # [T, rotary_dim / 2] cannot hold them
 
 
 def test_fused_bad_arguments(model, prompt):
