@@ -267,29 +267,38 @@ def direction(inverse):
     return _capi.INVERSE if inverse else _capi.FORWARD
 
 
-def launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag, stream,
-                 inverse=False):
+def rotary_launch(struct, q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag,
+                  stream, inverse):
+    """What both launches share: (rotary handle, RotaryInfo, Launch, args of `struct`) with q,
+    k, the position and cos/sin sources, the direction and the error flag set."""
     rotary, info = rotary_of(source, seq_len, sincos_math)
     launch = Launch(stream)
-    args = _capi.new(_capi.KernelArgs, direction=direction(inverse))
+    args = _capi.new(struct, direction=direction(inverse))
     args.q = launch.heads(q, "q", info.head_dim)
     args.k = launch.heads(k, "k", info.head_dim)
     launch.position_source(args, positions, info)
     args.table = launch.table(cos_sin_cache, info)
     flag = error_flag(q) if flag is None else flag
     args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
+    return rotary, info, launch, args
+
+
+def launch_mrope(q, k, positions, source, seq_len, sincos_math, cos_sin_cache, flag, stream,
+                 inverse=False):
+    # `launch` holds what the arrays' pointers need alive until the call returns.
+    rotary, _, launch, args = rotary_launch(_capi.KernelArgs, q, k, positions, source, seq_len,
+                                            sincos_math, cos_sin_cache, flag, stream, inverse)
     _capi.call("mrope_launch_kernel", rotary, ctypes.byref(args), stream)
+    del launch
 
 
 def launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache, flag,
                  stream, q_out, q_scale, k_out, q_norm_weight, k_norm_weight, norm, eps,
                  slot_mapping, k_cache, v_cache, cache_layout, k_scale, v_scale,
                  inverse=False):
-    rotary, info = rotary_of(source, seq_len, sincos_math)
-    launch = Launch(stream)
-    args = _capi.new(_capi.FusedArgs, direction=direction(inverse))
-    args.q = launch.heads(q, "q", info.head_dim)
-    args.k = launch.heads(k, "k", info.head_dim)
+    rotary, info, launch, args = rotary_launch(_capi.FusedArgs, q, k, positions, source,
+                                               seq_len, sincos_math, cos_sin_cache, flag,
+                                               stream, inverse)
     args.v = launch.heads(v, "v", info.head_dim)
     if q_out is not None:
         args.q_out = launch.heads(q_out, "q_out", info.head_dim,
@@ -310,15 +319,11 @@ def launch_fused(q, k, v, positions, source, seq_len, sincos_math, cos_sin_cache
                              f"tensor, got {a.dtype} {a.shape}")
         setattr(args, field, _capi.QkNorm(form=NORMS[norm], weight_dtype=STORAGE[a.dtype],
                                           weight=a.ptr, eps=eps))
-    launch.position_source(args, positions, info)
-    args.table = launch.table(cos_sin_cache, info)
     if slot_mapping is not None:
         args.slot_mapping = launch.flat(slot_mapping, "slot_mapping", "int64",
                                         args.q.num_tokens)[0]
         args.cache = paged_cache(launch, k_cache, v_cache, cache_layout, k_scale, v_scale,
-                            info.head_dim)
-    flag = error_flag(q) if flag is None else flag
-    args.error_flag = launch.small_tensor(flag, "error_flag", "int32")[0]
+                                 info.head_dim)
     _capi.call("mrope_launch_fused_kernel", rotary, ctypes.byref(args), stream)
 
 
