@@ -293,6 +293,12 @@ TEST(VllmFamilyConfigsTest, KeyeAndPanguSectionsFromConfig) {
     } else {
       ASSERT_TRUE(spec.ok()) << spec.status();
       EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kPanguInterleaved);
+      // Preset overrides are read as config.json's.
+      google::protobuf::Value overrides;
+      Fields(overrides)["mrope_interleaved"].set_bool_value(true);
+      auto overridden = PresetModelSpecWithOverrides(name, overrides, "overrides");
+      ASSERT_TRUE(overridden.ok()) << overridden.status();
+      EXPECT_EQ(overridden->rope->mrope_layout, MropeLayout::kPanguInterleaved);
       // vLLM builds these sections unscaled whatever the rope_type: a scaled one is refused.
       auto& rope = Fields(text["rope_scaling"]);
       rope["type"].set_string_value("linear");
