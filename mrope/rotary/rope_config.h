@@ -38,6 +38,7 @@
 // Other keys are ignored. Errors are InvalidArgument naming the key's path and value, e.g.
 // "rope_scaling.factor must be a finite number > 0, got -2".
 
+#include <cstdint>
 #include <optional>
 
 #include "absl/status/statusor.h"
