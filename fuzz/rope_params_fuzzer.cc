@@ -7,7 +7,7 @@
 //   Real, original_max_position_embeddings Wide, beta_fast Real, beta_slow Real, truncate bool,
 //   low_freq_factor Real, high_freq_factor Real, attention_scaling Real, short_factor and
 //   long_factor (count byte: 255 means rotary_dim / 2, each Real), mrope_section (count
-//   byte % 5, each byte), mrope_layout byte (% 4: 3 is not a layout), seq_len Wide.
+//   byte % 5, each byte), mrope_layout byte (% 6: 5 is not a layout), seq_len Wide.
 // Dim: a byte below 250 times 2, else a raw int32. Real: a byte indexing kReals, past its end a
 // raw double. Wide: FuzzInput::Wide().
 // Properties: whatever ValidateRopeParameters accepts passes fuzz/rope_checks.h, and
@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   p.long_factor = Factors(in, pairs_dim);
   p.mrope_section.resize(in.Byte() % 5);
   for (int32_t& section : p.mrope_section) section = in.Byte();
-  p.mrope_layout = static_cast<MropeLayout>(in.Byte() % 4);
+  p.mrope_layout = static_cast<MropeLayout>(in.Byte() % 6);
   const int64_t seq_len = in.Wide();
 
   if (!ValidateRopeParameters(p).ok()) return 0;

@@ -184,7 +184,8 @@ std::vector<ModelFamilyInfo> VllmOwnRuleRows() {
   // theta 6.4e7 and merge 2: the remote OpenPanguVLConfig's defaults (openPangu-VL-7B); vLLM
   // reads config.image_token_id / video_token_id. Rotary: PanguEmbedded's (no q/k norm),
   // get_rope(head_dim, rope_parameters=config's), NeoX: config.json's mrope_section blocked
-  // (MRotaryEmbedding); with mrope_interleaved, MRotaryEmbeddingInterleaved's own order.
+  // (MRotaryEmbedding); with mrope_interleaved, MRotaryEmbeddingInterleaved's own order
+  // (kPanguInterleaved; vLLM then builds it unscaled whatever the rope_type).
   // vLLM 0.33.0 ships no config class or default for it (the checkpoint's remote code): the
   // preset's [16, 24, 24] is Qwen2.5-VL's, assumed.
   {
@@ -193,7 +194,7 @@ std::vector<ModelFamilyInfo> VllmOwnRuleRows() {
                                 "defaults)",
                                 46005, 144208, /*ids_from_tokenizer=*/false);
     r.rope = {128, 6.4e7, {16, 24, 24}, MropeLayout::kBlocked, 1.0};
-    r.rope.own_interleaving = true;
+    r.rope.interleaved_layout = MropeLayout::kPanguInterleaved;
     r.rules.policy.video_frames_as_blocks = true;
     r.rules.policy.vllm_frame_separator_tokens = 2;
     r.processor = ProcessorLayout::kSeparatedFrames;
@@ -214,6 +215,9 @@ std::vector<ModelFamilyInfo> VllmOwnRuleRows() {
     r.rope = {128, 1e4, {}, MropeLayout::kBlocked, 1.0};
     r.rope.sections = SectionSource::kHeadDim;
     r.rope.head_dim_divisors = {4, 8, 8};
+    // The preset is IsaacConfig's defaults: its head_dim is Qwen3Config's field default, which
+    // a config.json without head_dim gets (top level and text_config, both Qwen3Configs).
+    r.rope.default_head_dim = r.rope.head_dim;
     r.rope.mrope_section = SectionsFromHeadDim(r.rope, r.rope.head_dim);
     r.rules.policy.spatial_from_zero = true;
     r.rules.policy.final_text_after_last_time = true;

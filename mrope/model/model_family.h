@@ -63,8 +63,8 @@ enum class SectionSource {
   // The rotary code (transformers 5.x families): it defaults mrope_section when config.json
   // has none and decides the layout (Qwen3.5 interleaved, GLM blocked, ERNIE its own).
   kRotaryCode,
-  // The model code derives mrope_section from config.json's top-level head_dim (the preset's
-  // when absent) by RopePreset::head_dim_divisors, whatever config.json's mrope_section says;
+  // The model code derives mrope_section from config.json's top-level head_dim
+  // (RopePreset::default_head_dim when absent) by RopePreset::head_dim_divisors, whatever config.json's mrope_section says;
   // mrope_interleaved as config.json gives it (Isaac: vLLM's IsaacForConditionalGeneration).
   kHeadDim,
 };
@@ -90,9 +90,12 @@ struct RopePreset {
   bool ntk_alpha = false;
   // SectionSource::kHeadDim: axis i takes head_dim / head_dim_divisors[i] pairs (rounded down).
   std::vector<int32_t> head_dim_divisors;
-  // mrope_interleaved true selects an order of the family's own (openPangu: vLLM's
-  // MRotaryEmbeddingInterleaved), not Qwen3-VL's, which mrope does not implement: refused.
-  bool own_interleaving = false;
+  // The layout config.json's mrope_interleaved true selects: Qwen3-VL's, or the family's own
+  // (openPangu: vLLM's MRotaryEmbeddingInterleaved, kPanguInterleaved).
+  MropeLayout interleaved_layout = MropeLayout::kInterleaved;
+  // The head_dim the family's config class gives a config.json without one, top level and text
+  // config alike (Isaac: Qwen3Config's field default); 0: hidden_size / num_attention_heads.
+  int32_t default_head_dim = 0;
 };
 
 // The sections a SectionSource::kHeadDim family derives from `head_dim`.

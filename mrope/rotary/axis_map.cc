@@ -107,6 +107,38 @@ absl::StatusOr<AxisMap> HwAlternatingThenTAxisMap(absl::Span<const int32_t> sect
   return map;
 }
 
+absl::StatusOr<AxisMap> PanguInterleavedAxisMap(absl::Span<const int32_t> sections,
+                                                int num_pairs) {
+  MROPE_RETURN_IF_ERROR(CheckSections(sections, num_pairs));
+  if (sections[0] < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pangu_interleaved mrope_section [", absl::StrJoin(sections, ", "),
+        "]: its t entry must be >= 1 (the last pair is t), got ", sections[0]));
+  }
+  const std::array<int, kNumAxes> count = {sections[0] - 1, sections[1], sections[2]};
+  std::array<int, kNumAxes> placed = {0, 0, 0};
+  AxisMap map;
+  map.num_pairs = num_pairs;
+  int previous = -1;
+  for (int j = 0; j + 1 < num_pairs; ++j) {
+    int best = -1;
+    for (const bool allow_previous : {false, true}) {
+      for (int a = 0; a < kNumAxes; ++a) {
+        if (placed[a] == count[a] || (a == previous && !allow_previous)) continue;
+        // placed[a] / count[a] < placed[best] / count[best], exactly (Python's float quotients
+        // of such small integers order the same way); ties keep the lower axis.
+        if (best < 0 || placed[a] * count[best] < placed[best] * count[a]) best = a;
+      }
+      if (best >= 0) break;
+    }
+    map.axis[j] = static_cast<uint8_t>(best);
+    ++placed[best];
+    previous = best;
+  }
+  map.axis[num_pairs - 1] = kAxisT;
+  return map;
+}
+
 absl::StatusOr<AxisMap> XdAxisMap(absl::Span<const int32_t> sections, int num_pairs) {
   MROPE_RETURN_IF_ERROR(CheckNumPairs(num_pairs));
   if (sections.empty() || sections.size() > kMaxAxes) {
@@ -135,6 +167,8 @@ absl::StatusOr<AxisMap> MropeAxisMap(MropeLayout layout, absl::Span<const int32_
       return InterleavedAxisMap(sections, num_pairs);
     case MropeLayout::kHwAlternatingThenT:
       return HwAlternatingThenTAxisMap(sections, num_pairs);
+    case MropeLayout::kPanguInterleaved:
+      return PanguInterleavedAxisMap(sections, num_pairs);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown mrope layout ", static_cast<int>(layout)));

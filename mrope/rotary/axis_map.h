@@ -30,12 +30,20 @@ absl::StatusOr<AxisMap> InterleavedAxisMap(absl::Span<const int32_t> sections, i
 absl::StatusOr<AxisMap> HwAlternatingThenTAxisMap(absl::Span<const int32_t> sections,
                                                   int num_pairs);
 
+// openPangu-VL's interleaved sections [s_t, s_h, s_w] (vLLM's MRotaryEmbeddingInterleaved,
+// get_mrope_interleaved_id_list with force_last): the last pair is t; pair by pair before it,
+// the axis with pairs left whose share placed / count is smallest (t's count less the last
+// pair; ties to the lowest axis), other than the previous pair's unless it alone has pairs
+// left. E.g. [3, 3, 2]: t h w h t w h t. Besides summing to num_pairs, s_t must be >= 1.
+absl::StatusOr<AxisMap> PanguInterleavedAxisMap(absl::Span<const int32_t> sections,
+                                                int num_pairs);
+
 // XD-RoPE (HunYuan-VL): 1 to kMaxAxes sections [s_0, s_1, ...], >= 0 and summing to num_pairs;
 // element d of the NeoX halves takes axis i of the block of 2 * s_i elements holding it
 // (XdAxis), so pair j's halves take axis XdAxis(j) and XdAxis(j + num_pairs) (split_halves).
 absl::StatusOr<AxisMap> XdAxisMap(absl::Span<const int32_t> sections, int num_pairs);
 
-// The map `layout` gives `sections` over num_pairs pairs (one of the four builders above).
+// The map `layout` gives `sections` over num_pairs pairs (one of the five builders above).
 absl::StatusOr<AxisMap> MropeAxisMap(MropeLayout layout, absl::Span<const int32_t> sections,
                                      int num_pairs);
 

@@ -125,8 +125,9 @@ absl::StatusOr<RopeType> ReadRopeType(const RopeKeys& keys) {
   return RopeType::kDefault;
 }
 
-absl::StatusOr<int32_t> ReadHeadDim(const RopeKeys& keys) {
+absl::StatusOr<int32_t> ReadHeadDim(const RopeKeys& keys, int32_t default_head_dim) {
   MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> head_dim, ReadInt64(keys, "head_dim"));
+  if (!head_dim.has_value() && default_head_dim > 0) head_dim = default_head_dim;
   if (!head_dim.has_value()) {
     MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> hidden, ReadInt64(keys, "hidden_size"));
     MROPE_ASSIGN_OR_RETURN(std::optional<int64_t> heads, ReadInt64(keys, "num_attention_heads"));
@@ -285,7 +286,8 @@ absl::Status ReadMethod(const RopeKeys& keys, RopeParameters& p) {
   return absl::OkStatus();
 }
 
-absl::Status ReadMropeSections(const RopeKeys& keys, RopeParameters& p) {
+absl::Status ReadMropeSections(const RopeKeys& keys, MropeLayout interleaved_layout,
+                               RopeParameters& p) {
   std::string path;
   if (const Value* value = keys.Find("mrope_section", &path); value != nullptr) {
     MROPE_ASSIGN_OR_RETURN(std::vector<int64_t> sections, AsInt64Array(*value, path));
@@ -298,26 +300,26 @@ absl::Status ReadMropeSections(const RopeKeys& keys, RopeParameters& p) {
     }
   }
   MROPE_ASSIGN_OR_RETURN(std::optional<bool> interleaved, ReadBool(keys, "mrope_interleaved"));
-  if (interleaved.value_or(false)) p.mrope_layout = MropeLayout::kInterleaved;
+  if (interleaved.value_or(false)) p.mrope_layout = interleaved_layout;
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<RopeParameters> ParseRopeParameters(const Value& config,
-                                                   std::optional<MropeLayout> layout) {
+                                                   const RopeConfigRules& rules) {
   MROPE_ASSIGN_OR_RETURN(RopeKeys keys, RopeKeys::Locate(config));
   RopeParameters p;
   MROPE_ASSIGN_OR_RETURN(p.scaling.type, ReadRopeType(keys));
-  MROPE_ASSIGN_OR_RETURN(p.head_dim, ReadHeadDim(keys));
+  MROPE_ASSIGN_OR_RETURN(p.head_dim, ReadHeadDim(keys, rules.default_head_dim));
   MROPE_ASSIGN_OR_RETURN(p.scaling.rotary_dim, ReadRotaryDim(keys, p.head_dim));
   std::string theta_path;
   const Value* theta = keys.Find("rope_theta", &theta_path);
   if (theta == nullptr) return absl::InvalidArgumentError("missing required field 'rope_theta'");
   MROPE_ASSIGN_OR_RETURN(p.scaling.theta, AsDouble(*theta, theta_path));
   MROPE_RETURN_IF_ERROR(ReadMethod(keys, p));
-  MROPE_RETURN_IF_ERROR(ReadMropeSections(keys, p));
-  if (layout.has_value()) p.mrope_layout = *layout;
+  MROPE_RETURN_IF_ERROR(ReadMropeSections(keys, rules.interleaved_layout, p));
+  if (rules.layout.has_value()) p.mrope_layout = *rules.layout;
   MROPE_RETURN_IF_ERROR(ValidateRopeParameters(p, keys.prefix()));
   return p;
 }

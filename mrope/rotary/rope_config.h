@@ -13,7 +13,8 @@
 //   rope_type (or type)      default | mrope (= default) | linear | ntk | dynamic | yarn | llama3 |
 //                            longrope; absent means default
 //   rope_theta               required, > 1
-//   head_dim                 or else hidden_size / num_attention_heads; at most kMaxHeadDim
+//   head_dim                 or else RopeConfigRules::default_head_dim when set, else
+//                            hidden_size / num_attention_heads; at most kMaxHeadDim
 //   partial_rotary_factor    (0, 1], default 1; rotary_dim = int(head_dim * factor), even
 //   max_position_embeddings  top level; the reference length L0 of dynamic (always) and of yarn
 //                            and longrope (when no original length applies)
@@ -31,11 +32,13 @@
 //   low_freq_factor, high_freq_factor   llama3, required
 //   short_factor, long_factor           longrope, required, rotary_dim / 2 numbers each
 //   mrope_section            [t, h, w] pairs summing to rotary_dim / 2; absent means 1-D RoPE
-//   mrope_interleaved        default false (blocked sections); true: MropeLayout::kInterleaved.
+//   mrope_interleaved        default false (blocked sections); true:
+//                            RopeConfigRules::interleaved_layout, by default kInterleaved.
 //                            (ERNIE's layout is its family's, mrope/model/model_family.cc.)
 // Other keys are ignored. Errors are InvalidArgument naming the key's path and value, e.g.
 // "rope_scaling.factor must be a finite number > 0, got -2".
 
+#include <cstdint>
 #include <optional>
 
 #include "absl/status/statusor.h"
@@ -46,10 +49,20 @@
 
 namespace mrope {
 
-// `layout`, when given, is the sections' layout whatever mrope_interleaved says (a family whose
-// rotary code decides it: ERNIE's, HunYuan-VL's XD-RoPE); the sections are checked against it.
-absl::StatusOr<RopeParameters> ParseRopeParameters(
-    const google::protobuf::Value& config, std::optional<MropeLayout> layout = std::nullopt);
+// What a model's code decides beyond the config's keys (its family's row says it).
+struct RopeConfigRules {
+  // The sections' layout whatever mrope_interleaved says (a family whose rotary code decides
+  // it: ERNIE's, HunYuan-VL's XD-RoPE).
+  std::optional<MropeLayout> layout;
+  // The layout mrope_interleaved true selects: Qwen3-VL's, or a family's own.
+  MropeLayout interleaved_layout = MropeLayout::kInterleaved;
+  // head_dim of a config without one (its config class's field default); 0: derived.
+  int32_t default_head_dim = 0;
+};
+
+// The sections are checked against the layout they get.
+absl::StatusOr<RopeParameters> ParseRopeParameters(const google::protobuf::Value& config,
+                                                   const RopeConfigRules& rules = {});
 
 }  // namespace mrope
 

@@ -76,6 +76,7 @@ enum class MropeLayout : uint8_t {
   kInterleaved = 1,         // InterleavedAxis: Qwen3-VL's t h w t h w ...
   kHwAlternatingThenT = 2,  // HwAlternatingThenTAxis: ERNIE-4.5-VL
   kXd = 3,                  // XdAxis: HunYuan-VL's XD-RoPE, any number of axes, halves apart
+  kPanguInterleaved = 4,    // openPangu-VL's (vLLM's MRotaryEmbeddingInterleaved): axis_map.h
 };
 
 // XD-RoPE (HunYuan-VL): element d < rotary_dim of a head (NeoX halves) takes the axis of the

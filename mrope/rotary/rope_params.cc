@@ -167,6 +167,8 @@ absl::string_view MropeLayoutName(MropeLayout layout) {
       return "hw_alternating_then_t";
     case MropeLayout::kXd:
       return "xd";
+    case MropeLayout::kPanguInterleaved:
+      return "pangu_interleaved";
   }
   return "unknown";
 }
@@ -174,11 +176,12 @@ absl::string_view MropeLayoutName(MropeLayout layout) {
 absl::StatusOr<MropeLayout> MropeLayoutFromName(absl::string_view name) {
   for (MropeLayout layout :
        {MropeLayout::kBlocked, MropeLayout::kInterleaved, MropeLayout::kHwAlternatingThenT,
-        MropeLayout::kXd}) {
+        MropeLayout::kXd, MropeLayout::kPanguInterleaved}) {
     if (MropeLayoutName(layout) == name) return layout;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown mrope layout '", name, "'; known: blocked, interleaved, hw_alternating_then_t, xd"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mrope layout '", name,
+                   "'; known: blocked, interleaved, hw_alternating_then_t, xd, pangu_interleaved"));
 }
 
 absl::StatusOr<RopeType> RopeTypeFromName(absl::string_view name) {
@@ -211,6 +214,15 @@ absl::Status ValidateRopeParameters(const RopeParameters& params,
                    params.attention_scaling);
   }
   MROPE_RETURN_IF_ERROR(ValidateMethod(params, scaling_prefix));
+  if (params.mrope_layout == MropeLayout::kPanguInterleaved && !params.mrope_section.empty() &&
+      s.type != RopeType::kDefault) {
+    // vLLM's openPangu code replaces the rope_type of interleaved sections ("openpangu"):
+    // MRotaryEmbeddingInterleaved scales nothing, so a scaled rotary would not be the model's.
+    return absl::InvalidArgumentError(absl::StrCat(
+        scaling_prefix, "rope_type '", RopeTypeName(s.type),
+        "': pangu_interleaved sections (vLLM's MRotaryEmbeddingInterleaved) take unscaled RoPE, "
+        "vLLM drops the rope_type; only default is supported"));
+  }
   MROPE_RETURN_IF_ERROR(BuildAxisMap(params).status());
   // At seq_len 0 (dynamic NTK's base grows later; ComputeInvFreq checks it), with both of
   // LongRoPE's factor lists.

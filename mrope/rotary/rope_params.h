@@ -40,8 +40,8 @@ struct RopeParameters {
 absl::string_view RopeTypeName(RopeType type);
 absl::StatusOr<RopeType> RopeTypeFromName(absl::string_view name);
 
-// Names of the mrope layouts: "blocked", "interleaved", "hw_alternating_then_t" (the golden
-// cases' config.mrope_layout).
+// Names of the mrope layouts: "blocked", "interleaved", "hw_alternating_then_t", "xd",
+// "pangu_interleaved" (the golden cases' config.mrope_layout).
 absl::string_view MropeLayoutName(MropeLayout layout);
 absl::StatusOr<MropeLayout> MropeLayoutFromName(absl::string_view name);
 

@@ -293,8 +293,18 @@ absl::StatusOr<ModelConfig> PositionsFromProto(const v1::PositionParams& p) {
   return config;
 }
 
+// What `preset`'s family code decides beyond config.json's rotary keys.
+RopeConfigRules RulesOf(const RopePreset& preset) {
+  RopeConfigRules rules;
+  // The rotary code of a transformers 5.x family decides the layout.
+  if (preset.sections == SectionSource::kRotaryCode) rules.layout = preset.mrope_layout;
+  rules.interleaved_layout = preset.interleaved_layout;
+  rules.default_head_dim = preset.default_head_dim;
+  return rules;
+}
+
 absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope,
-                                             std::optional<MropeLayout> layout) {
+                                             const RopePreset& preset) {
   // The proto's fields are HF's keys, so its JSON is a flattened HF rope config: one parser,
   // one set of defaults and checks.
   google::protobuf::util::JsonPrintOptions options;
@@ -305,7 +315,7 @@ absl::StatusOr<RopeParameters> RopeFromProto(const v1::RopeParams& rope,
     return absl::InternalError(absl::StrCat("rope: ", std::string(printed.message())));
   }
   MROPE_ASSIGN_OR_RETURN(const Value value, ParseJson(json));
-  auto params = ParseRopeParameters(value, layout);
+  auto params = ParseRopeParameters(value, RulesOf(preset));
   if (!params.ok()) return PrefixError(params.status(), "rope");
   return params;
 }
@@ -421,11 +431,11 @@ void EraseSections(Value& object) {
   }
 }
 
-// The sections `family` derives from `top_level`'s head_dim (its config class's, the preset's,
+// The sections `family` derives from `top_level`'s head_dim (RopePreset::default_head_dim
 // when absent), which must fill the rotary: vLLM's MRotaryEmbedding asserts that they do.
 absl::Status SectionsFromTopLevelHeadDim(const ModelFamilyInfo& family, const Value& top_level,
                                          absl::string_view path, RopeParameters& rope) {
-  int64_t head_dim = family.rope.head_dim;
+  int64_t head_dim = family.rope.default_head_dim;
   if (const Value* value = FindField(top_level, "head_dim")) {
     MROPE_ASSIGN_OR_RETURN(head_dim, AsInt64(*value, "head_dim"));
     if (head_dim < 1 || head_dim > kMaxHeadDim) {
@@ -511,7 +521,7 @@ Value PresetRopeObject(const ModelConfig& positions) {
   fields["partial_rotary_factor"].set_number_value(preset.partial_rotary_factor);
   auto& sections = *fields["mrope_section"].mutable_list_value();
   for (const int32_t s : preset.mrope_section) sections.add_values()->set_number_value(s);
-  fields["mrope_interleaved"].set_bool_value(preset.mrope_layout == MropeLayout::kInterleaved);
+  fields["mrope_interleaved"].set_bool_value(preset.mrope_layout == preset.interleaved_layout);
   return object;
 }
 
@@ -528,10 +538,7 @@ absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions
     if (!taken.ok()) return PrefixError(taken.status(), path);
     alpha = *taken;
   }
-  auto rope = ParseRopeParameters(
-      normalized, preset.sections == SectionSource::kRotaryCode
-                      ? std::optional<MropeLayout>(preset.mrope_layout)
-                      : std::nullopt);
+  auto rope = ParseRopeParameters(normalized, RulesOf(preset));
   if (!rope.ok()) return PrefixError(rope.status(), path);
   if (alpha.has_value()) {
     // HunYuanVLRotaryEmbedding.compute_ntk_alpha_rope_parameters, in Python floats.
@@ -557,12 +564,6 @@ absl::StatusOr<RopeParameters> RopeFromConfigObject(const ModelConfig& positions
   if (preset.sections == SectionSource::kHeadDim) {
     MROPE_RETURN_IF_ERROR(SectionsFromTopLevelHeadDim(
         family, top_level != nullptr ? *top_level : object, path, *rope));
-  }
-  if (preset.own_interleaving && rope->mrope_layout == MropeLayout::kInterleaved) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, path.empty() ? "" : ".", "mrope_interleaved: ", family.name,
-        "'s interleaved sections follow an order of its own (vLLM's "
-        "MRotaryEmbeddingInterleaved), not Qwen3-VL's; mrope does not implement it"));
   }
   return rope;
 }
@@ -637,13 +638,9 @@ absl::StatusOr<ModelSpec> ModelSpecFromProto(const v1::ModelParams& params) {
         "'s rotary is per layer type, which ModelParams cannot hold; load its config.json"));
   }
   if (params.has_rope()) {
-    // As for config.json: the rotary code of a transformers 5.x family decides the layout.
-    const RopePreset& preset = FamilyOf(spec.positions).rope;
+    // As for config.json: the family's code decides what its config does not say.
     MROPE_ASSIGN_OR_RETURN(spec.rope,
-                           RopeFromProto(params.rope(),
-                                         preset.sections == SectionSource::kRotaryCode
-                                             ? std::optional<MropeLayout>(preset.mrope_layout)
-                                             : std::nullopt));
+                           RopeFromProto(params.rope(), FamilyOf(spec.positions).rope));
   }
   return spec;
 }

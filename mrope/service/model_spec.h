@@ -80,7 +80,8 @@ absl::StatusOr<ModelSpec> PresetModelSpec(absl::string_view name);
 //                                 and rope_parameters keyed by type (required; null: NoPE),
 //                                 head_dim hidden_size / num_attention_heads (8192 / 64)
 //   isaac                         rope keys in text_config or at top level; mrope_section
-//                                 derived from the top-level head_dim (RopePreset::sections)
+//                                 derived from the top-level head_dim (RopePreset::sections);
+//                                 head_dim absent: IsaacConfig's (RopePreset::default_head_dim)
 // The token ids of the family's row are required (either HF spelling: image_token_id or
 // image_token_index); spatial_merge_size defaults to the preset's (2; GLM-Image 1) and
 // seconds_per_chunk to 2, as in HF's config classes. The rotary keys are read by

@@ -238,7 +238,8 @@ absl::StatusOr<ModelSpec> PresetModelSpecWithOverrides(absl::string_view preset,
   }
   if (const Value* interleaved = FindField(overrides, "mrope_interleaved");
       interleaved != nullptr &&
-      interleaved->bool_value() != (spec.rope->mrope_layout == MropeLayout::kInterleaved)) {
+      interleaved->bool_value() !=
+          (spec.rope->mrope_layout == FamilyOf(spec.positions).rope.interleaved_layout)) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ".mrope_interleaved: ", FamilyOf(spec.positions).name,
         "'s rotary code decides the layout (", MropeLayoutName(spec.rope->mrope_layout),

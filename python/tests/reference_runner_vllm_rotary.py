@@ -13,17 +13,20 @@ vLLM's get_config patches the rope parameters first (patch_rope_parameters), as 
 text model's rotary is its attention's get_rope(head_dim, max_position, rope_parameters=...)
 (vllm/model_executor/models/qwen3.py).
 
-stdin: pickle {"cases": [{family, config, positions [3, T], q [T, Hq * D], k [T, Hk * D]}]}.
-stdout: pickle {"version", "results": [{layer, mrope_section, mrope_interleaved, neox,
-head_size, rotary_dim, cos, sin, q, k} or {error}]}: q, k rotated by the layer's
-forward_native; cos, sin [T, rotary_dim / 2] from the same forward (a NeoX layer rotating
-[1, ..., 1, 0, ..., 0] gives [cos, sin] exactly: x1 cos - x2 sin, x2 cos + x1 sin).
+stdin: pickle {"cases": [{family, config, positions [3, T], seed}]}.
+stdout: pickle {"version", "results": [{layer, mrope_section, mrope_interleaved, axes, neox,
+head_size, rotary_dim, cos, sin, q_in, k_in, q, k} or {error}]}: q_in [T, 2 * D], k_in [T, D]
+uniform in [-1, 1) of the seed at the layer's own head size D, q, k them rotated by the
+layer's forward_native; cos, sin [T, rotary_dim / 2] from the same forward (a NeoX layer
+rotating [1, ..., 1, 0, ..., 0] gives [cos, sin] exactly: x1 cos - x2 sin, x2 cos + x1 sin);
+axes: MRotaryEmbeddingInterleaved's position row of each pair (its mrope_dim), else None.
 """
 import pickle
 import sys
 import types
 from unittest import mock
 
+import numpy as np
 import torch
 import vllm
 from transformers import PretrainedConfig
@@ -106,16 +109,20 @@ def run(case):
     # MRotaryEmbeddingInterleaved (openPangu's) replaces forward itself; the others dispatch.
     forward = (layer.forward if isinstance(layer, MRotaryEmbeddingInterleaved)
                else layer.forward_native)
-    q, k = forward(positions, torch.from_numpy(case["q"]).clone(),
-                   torch.from_numpy(case["k"]).clone())
     tokens, half = positions.shape[-1], layer.rotary_dim // 2
+    rng = np.random.default_rng(case["seed"])
+    q_in = rng.uniform(-1, 1, (tokens, 2 * layer.head_size)).astype(np.float32)
+    k_in = rng.uniform(-1, 1, (tokens, layer.head_size)).astype(np.float32)
+    q, k = forward(positions, torch.from_numpy(q_in).clone(), torch.from_numpy(k_in).clone())
     probe = torch.zeros(tokens, layer.head_size)
     probe[:, :half] = 1
     both, _ = forward(positions, probe, probe.clone())
     result = {"layer": type(layer).__name__, "mrope_section": sections,
               "mrope_interleaved": bool(getattr(layer, "mrope_interleaved", False)),
+              "axes": list(layer.mrope_dim[:half]) if hasattr(layer, "mrope_dim") else None,
               "neox": bool(layer.is_neox_style), "head_size": layer.head_size,
-              "rotary_dim": layer.rotary_dim, "q": q.numpy(), "k": k.numpy()}
+              "rotary_dim": layer.rotary_dim, "q_in": q_in, "k_in": k_in, "q": q.numpy(),
+              "k": k.numpy()}
     if layer.is_neox_style:
         result["cos"], result["sin"] = both[:, :half].numpy(), both[:, half:2 * half].numpy()
     return result

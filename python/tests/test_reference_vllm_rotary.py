@@ -6,11 +6,13 @@ vllm_families file with its rotary keys varied.
 - Where vLLM builds a layer, mrope loads the config.json; cos/sin [T, rotary_dim / 2]
   (mrope.cuda.cos_sin) within 4 ulp of the layer's forward_native, q and k rotated by mrope's
   kernel (host harness) within 4 ulp of |x| of the layer's own. Isaac's sections are vLLM's
-  [d // 4, d // 8, d // 8] of the top-level head_dim, whatever config.json's mrope_section says.
+  [d // 4, d // 8, d // 8] of the top-level head_dim, whatever config.json's mrope_section says;
+  without head_dim, IsaacConfig's (Qwen3Config's) 128. openPangu-VL's mrope_interleaved is
+  vLLM's MRotaryEmbeddingInterleaved (mrope's pangu_interleaved layout).
 - Where vLLM refuses the config (its MRotaryEmbedding asserts that the sections fill the
   rotary), mrope refuses it too (ValueError).
-- openPangu-VL's mrope_interleaved selects vLLM's MRotaryEmbeddingInterleaved, an order of its
-  own that mrope does not implement: refused, not laid out as Qwen3-VL's.
+- Where vLLM builds a layer other than the config says (REFUSED), mrope refuses it, and the
+  layer shows why.
 
 Option (conftest.py): --seed S.
 """
@@ -55,6 +57,10 @@ CASES = [
     # own head_dim, 128 by default.
     ("isaac-head_dim_68", "isaac", {"head_dim": 68}, {"head_dim": 68}, None),
     ("isaac-text_head_dim_only", "isaac", {"head_dim": 64}, {}, None),
+    # No head_dim: IsaacConfig's and its text_config's are Qwen3Config's 128, not 2048 / 32.
+    ("isaac-no_head_dim", "isaac", {"head_dim": None, "hidden_size": 2048}, {}, None),
+    ("isaac-flat_no_head_dim", "isaac", {"head_dim": None, "hidden_size": 2048}, {},
+     _isaac_flat),
     ("keye-preset", "keye", {}, {}, None),
     ("keye-head_dim_64", "keye",
      {"head_dim": 64, "rope_scaling": {"type": "mrope", "mrope_section": [8, 12, 12]}}, {}, None),
@@ -68,7 +74,26 @@ CASES = [
     ("openpangu_vl-interleaved", "openpangu_vl",
      {"rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20],
                        "mrope_interleaved": True}}, {}, None),
+    ("openpangu_vl-interleaved_16_24_24", "openpangu_vl",
+     {"rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24],
+                       "mrope_interleaved": True}}, {}, None),
+    ("openpangu_vl-interleaved_head_dim_64", "openpangu_vl",
+     {"head_dim": 64, "rope_scaling": {"rope_type": "default", "mrope_section": [3, 15, 14],
+                                       "mrope_interleaved": True}}, {}, None),
+    ("openpangu_vl-interleaved_no_t", "openpangu_vl",
+     {"rope_scaling": {"rope_type": "default", "mrope_section": [0, 32, 32],
+                       "mrope_interleaved": True}}, {}, None),
+    ("openpangu_vl-interleaved_linear", "openpangu_vl",
+     {"rope_scaling": {"rope_type": "linear", "factor": 4.0, "mrope_section": [24, 20, 20],
+                       "mrope_interleaved": True}}, {}, None),
 ]
+# vLLM builds these, but not as config.json says: mrope refuses them (the message's reason).
+REFUSED = {
+    # MRotaryEmbeddingInterleaved always gives t the last pair (and h or w one too few).
+    "openpangu_vl-interleaved_no_t": "its t entry must be >= 1",
+    # openPangu's _init_rotary_emb replaces the rope_type of interleaved sections: unscaled.
+    "openpangu_vl-interleaved_linear": "take unscaled RoPE",
+}
 IDS = [c[0] for c in CASES]
 
 
@@ -87,22 +112,15 @@ def config_json(family, text_changes, top_changes, reshape):
     return doc
 
 
-def head_dim(doc):
-    text = doc.get("text_config", doc)
-    return text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
-
-
 @functools.lru_cache(maxsize=None)
 def cases(seed):
     out = []
     for index, (name, family, text, top, reshape) in enumerate(CASES):
         rng = np.random.default_rng([seed, index])
-        doc = config_json(family, text, top, reshape)
-        d = head_dim(doc)
-        out.append({"name": name, "family": family, "config": doc,
+        out.append({"name": name, "family": family,
+                    "config": config_json(family, text, top, reshape),
                     "positions": rng.integers(0, POSITIONS, (3, TOKENS)),
-                    "q": rng.uniform(-1, 1, (TOKENS, 2 * d)).astype(np.float32),
-                    "k": rng.uniform(-1, 1, (TOKENS, d)).astype(np.float32)})
+                    "seed": [seed, index]})
     return out
 
 
@@ -133,20 +151,24 @@ def test_rotary_is_vllms(index, request, tmp_path):
         with pytest.raises(ValueError, match="head_dim"):
             mrope_model(case, tmp_path)
         return
-    if theirs["layer"] == "MRotaryEmbeddingInterleaved":
-        with pytest.raises(ValueError, match="order of its own"):
+    if where in REFUSED:
+        with pytest.raises(ValueError, match=REFUSED[where]):
             mrope_model(case, tmp_path)
         return
     assert theirs["neox"], where
-    model = mrope_model(case, tmp_path)
-    positions = case["positions"] if theirs["mrope_section"] else case["positions"][0]
+    expect_rotary(mrope_model(case, tmp_path), case["positions"], theirs, where)
+
+
+def expect_rotary(model, positions, theirs, where):
+    """`model`'s cos/sin and kernel rotation at `positions` are vLLM's layer's (`theirs`)."""
+    positions = positions if theirs["mrope_section"] else positions[0]
     cos, sin = mc.cos_sin(positions, model)
     for name, ours in (("cos", cos), ("sin", sin)):
         assert ours.shape == theirs[name].shape, where
         assert ulps(ours, theirs[name]).max() <= 4, f"{where}: {name}"
     if not _capi.kernels_on_host():
         return
-    q, k = case["q"].copy(), case["k"].copy()
+    q, k = theirs["q_in"].copy(), theirs["k_in"].copy()
     flag = np.zeros(1, np.int32)
     mc.apply_mrope_(q, k, np.ascontiguousarray(positions), model, error_flag=flag)
     assert flag[0] == 0
@@ -164,4 +186,34 @@ def test_isaac_sections_are_vllms(request):
              if c["family"] == "isaac" and "error" not in r}
     assert built == {"isaac-head_dim_64": [16, 8, 8], "isaac-head_dim_128": [32, 16, 16],
                      "isaac-head_dim_256": [64, 32, 32],
-                     "isaac-flat_sections_interleaved": [16, 8, 8]}
+                     "isaac-flat_sections_interleaved": [16, 8, 8],
+                     "isaac-no_head_dim": [32, 16, 16], "isaac-flat_no_head_dim": [32, 16, 16]}
+
+
+def test_refused_configs_are_not_built_as_said(request, tmp_path):
+    """What vLLM builds for the REFUSED cases: t's pair where config.json gives t none, and
+    interleaved sections without the linear scaling (its cos/sin are those of rope_type
+    default)."""
+    seed = request.config.getoption("seed")
+    built = {c["name"]: (c, r) for c, r in zip(cases(seed), reference_outputs(seed)["results"])}
+    _, no_t = built["openpangu_vl-interleaved_no_t"]
+    assert no_t["layer"] == "MRotaryEmbeddingInterleaved"
+    assert no_t["mrope_section"] == [0, 32, 32]
+    assert [no_t["axes"].count(a) for a in range(3)] == [1, 32, 31]
+    case, linear = built["openpangu_vl-interleaved_linear"]
+    assert linear["layer"] == "MRotaryEmbeddingInterleaved"
+    unscaled = copy.deepcopy(case)
+    unscaled["config"]["text_config"]["rope_scaling"] = {
+        "rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True}
+    expect_rotary(mrope_model(unscaled, tmp_path), case["positions"], linear, case["name"])
+
+
+def test_pangu_interleaved_counts_are_the_sections(request):
+    """vLLM's MRotaryEmbeddingInterleaved gives each axis its section's pairs where t has one
+    (the cos/sin test checks that mrope's pangu_interleaved order is vLLM's pair by pair)."""
+    seed = request.config.getoption("seed")
+    for case, theirs in zip(cases(seed), reference_outputs(seed)["results"]):
+        if theirs.get("axes") is None or case["name"] in REFUSED:
+            continue
+        counts = [theirs["axes"].count(a) for a in range(3)]
+        assert counts == theirs["mrope_section"], case["name"]

@@ -248,8 +248,27 @@ TEST(VllmFamilyConfigsTest, IsaacHeadDimsVllmRefuses) {
               HasSubstr("[32, 16, 16] from the top-level head_dim 128"));
 }
 
+// Without head_dim, Isaac's text rotary and its sections take Qwen3Config's field default 128
+// (IsaacConfig and its text_config are Qwen3Configs), not hidden_size / num_attention_heads.
+TEST(VllmFamilyConfigsTest, IsaacHeadDimDefaultsToQwen3Configs) {
+  auto doc = ReadJsonFile(absl::StrCat(kVllmDir, "isaac.json")).value();
+  Fields(doc, "text_config").erase("head_dim");
+  Fields(doc, "text_config")["hidden_size"].set_number_value(2048);  // 2048 / 32 = 64
+  auto spec = ModelSpecFromHfConfig(doc);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->head_dim, 128);
+  EXPECT_EQ(spec->rope->scaling.rotary_dim, 128);
+  EXPECT_THAT(spec->rope->mrope_section, ElementsAre(32, 16, 16));
+  // A top-level head_dim alone does not reach the text model: its rotary stays at 128.
+  Fields(doc)["head_dim"].set_number_value(64);
+  EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+              HasSubstr("[16, 8, 8] from the top-level head_dim 64 (head_dim // 4, // 8, // 8, "
+                        "as vLLM does), which must sum to rotary_dim / 2 = 64 of "
+                        "text_config.head_dim 128"));
+}
+
 // Keye-VL's and openPangu-VL's sections are the checkpoint's (vLLM has no default for them);
-// openPangu's interleaving is its own order (MRotaryEmbeddingInterleaved): refused.
+// openPangu's interleaving is its own order (MRotaryEmbeddingInterleaved: kPanguInterleaved).
 TEST(VllmFamilyConfigsTest, KeyeAndPanguSectionsFromConfig) {
   for (const auto& [name, text_key] :
        {std::make_pair("keye", ""), std::make_pair("openpangu_vl", "text_config")}) {
@@ -272,9 +291,28 @@ TEST(VllmFamilyConfigsTest, KeyeAndPanguSectionsFromConfig) {
       ASSERT_TRUE(spec.ok()) << spec.status();
       EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kInterleaved);  // Qwen3-VL's order
     } else {
-      EXPECT_THAT(std::string(spec.status().message()),
-                  HasSubstr("text_config.mrope_interleaved: openpangu_vl's interleaved sections "
-                            "follow an order of its own"));
+      ASSERT_TRUE(spec.ok()) << spec.status();
+      EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kPanguInterleaved);
+      // Preset overrides are read as config.json's.
+      google::protobuf::Value overrides;
+      Fields(overrides)["mrope_interleaved"].set_bool_value(true);
+      auto overridden = PresetModelSpecWithOverrides(name, overrides, "overrides");
+      ASSERT_TRUE(overridden.ok()) << overridden.status();
+      EXPECT_EQ(overridden->rope->mrope_layout, MropeLayout::kPanguInterleaved);
+      // vLLM builds these sections unscaled whatever the rope_type: a scaled one is refused.
+      auto& rope = Fields(text["rope_scaling"]);
+      rope["type"].set_string_value("linear");
+      rope["factor"].set_number_value(2);
+      EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+                  HasSubstr("rope_scaling.rope_type 'linear': pangu_interleaved sections (vLLM's "
+                            "MRotaryEmbeddingInterleaved) take unscaled RoPE"));
+      // Its rule always gives t the last pair.
+      rope["type"].set_string_value("default");
+      sections.clear_values();
+      for (const int s : {0, 16, 16}) sections.add_values()->set_number_value(s);
+      EXPECT_THAT(std::string(ModelSpecFromHfConfig(doc).status().message()),
+                  HasSubstr("pangu_interleaved mrope_section [0, 16, 16]: its t entry must be "
+                            ">= 1"));
     }
   }
 }

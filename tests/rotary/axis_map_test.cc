@@ -85,6 +85,40 @@ TEST(AxisMapTest, HwAlternatingThenTRejectsUnrealizableSections) {
               HasSubstr("3 entries [h, w, t]"));
 }
 
+// openPangu-VL's interleaving (vLLM's MRotaryEmbeddingInterleaved): the last pair is t; the
+// others go one at a time to the axis with the smallest share placed/count of its count (t's
+// less the last pair), the lowest axis on ties, never the previous pair's axis unless it alone
+// has pairs left. [3, 3, 2] over 8 pairs, counts t 2, h 3, w 2:
+//   pair 0: all 0 -> t; 1: h 0 = w 0 -> h; 2: t 1/2 > w 0 -> w; 3: t 1/2 > h 1/3 -> h;
+//   4: t 1/2 = w 1/2 -> t; 5: h 2/3 > w 1/2 -> w; 6: t is spent -> h; 7: t.
+TEST(AxisMapTest, PanguInterleaved) {
+  const absl::StatusOr<AxisMap> map = PanguInterleavedAxisMap({3, 3, 2}, 8);
+  ASSERT_TRUE(map.ok()) << map.status();
+  const std::vector<int> want = {kAxisT, kAxisH, kAxisW, kAxisH, kAxisT, kAxisW, kAxisH, kAxisT};
+  EXPECT_EQ(Axes(*map), want);
+  const absl::StatusOr<AxisMap> named = MropeAxisMap(MropeLayout::kPanguInterleaved, {3, 3, 2}, 8);
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(Axes(*named), want);
+  // One t pair: it is the last; h and w alternate before it.
+  EXPECT_EQ(Axes(*PanguInterleavedAxisMap({1, 2, 2}, 5)),
+            (std::vector<int>{kAxisH, kAxisW, kAxisH, kAxisW, kAxisT}));
+  // Once h and w are spent, t follows t.
+  EXPECT_EQ(Axes(*PanguInterleavedAxisMap({4, 1, 1}, 6)),
+            (std::vector<int>{kAxisT, kAxisH, kAxisW, kAxisT, kAxisT, kAxisT}));
+}
+
+// The rule always gives t its last pair: t's entry 0 cannot be laid out (vLLM's own list then
+// gives t one pair and h or w one too few).
+TEST(AxisMapTest, PanguInterleavedRejectsUnrealizableSections) {
+  EXPECT_THAT(PanguInterleavedAxisMap({0, 32, 32}, 64).status().message(),
+              HasSubstr("pangu_interleaved mrope_section [0, 32, 32]: its t entry must be >= 1 "
+                        "(the last pair is t), got 0"));
+  EXPECT_THAT(PanguInterleavedAxisMap({16, 24}, 40).status().message(),
+              HasSubstr("3 entries [t, h, w]"));
+  EXPECT_THAT(PanguInterleavedAxisMap({16, 24, 25}, 64).status().message(),
+              HasSubstr("sums to 65"));
+}
+
 TEST(AxisMapTest, SectionsMustSumToPairs) {
   const absl::Status status = BlockedAxisMap({16, 24, 20}, 64).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);

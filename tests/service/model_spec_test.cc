@@ -361,6 +361,35 @@ TEST(ProtoTest, RotaryCodeFamiliesTakeTheirMropeLayout) {
   EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kHwAlternatingThenT);
 }
 
+// As for config.json: mrope_interleaved selects openPangu-VL's own order (vLLM's
+// MRotaryEmbeddingInterleaved), not Qwen3-VL's; Isaac's head_dim defaults to IsaacConfig's.
+TEST(ProtoTest, FamilyRulesOfVllmFamilies) {
+  v1::ModelParams params;
+  ASSERT_TRUE(ParseTextproto(R"pb(
+                               positions { family: OPENPANGU_VL }
+                               rope {
+                                 head_dim: 128
+                                 rope_theta: 64000000
+                                 mrope_section: [ 24, 20, 20 ]
+                                 mrope_interleaved: true
+                               }
+                             )pb",
+                             "test", params)
+                  .ok());
+  auto spec = ModelSpecFromProto(params);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->mrope_layout, MropeLayout::kPanguInterleaved);
+  ASSERT_TRUE(ParseTextproto(R"pb(
+                               positions { family: ISAAC }
+                               rope { rope_theta: 10000 mrope_section: [ 32, 16, 16 ] }
+                             )pb",
+                             "test", params)
+                  .ok());
+  spec = ModelSpecFromProto(params);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rope->head_dim, 128);
+}
+
 // HF (0) is the family's reference convention; the named ones must be implemented for it.
 TEST(ProtoTest, Conventions) {
   const auto convention = [](const std::string& positions) -> absl::StatusOr<Convention> {
