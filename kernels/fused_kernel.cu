@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads,
                         fused.rotation);
     const bool token_live =
         token < p.num_tokens &&
-        !TokenSkipped(AxisSlot<kXdForms>(fused.rotation.skip_axis, z, 0, num_axes), num_axes) &&
+        !TokenSkipped(AxisRow<kXdForms>(fused.rotation.skip_axis, z, num_axes), num_axes) &&
         !Load(&fused.slot_bad[z]);
     const int64_t slot = Load(&fused.slot[z]);
     const float* cos = fused.rotation.cos + z * slots_per_token;

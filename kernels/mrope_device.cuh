@@ -357,14 +357,20 @@ __device__ __forceinline__ int AxesRead(const RotaryParams& p) {
   return kNumAxes;
 }
 
-// Slot (token, axis) of the staged positions or skip flags: token * num_axes + axis, which the
-// three-axis kernels index as [token][axis] (the address arithmetic they compiled to before
-// there were more axes: nvcc allocates their registers differently for the flat form).
+// The staged positions or skip flags of one token, its num_axes (token, axis) slots from
+// token * num_axes: the three-axis kernels index them as [token][axis] rows and, for an item
+// i = token * 3 + axis, [i / 3][i % 3] (the address arithmetic they compiled to before there
+// were more axes: nvcc orders and allocates the flat forms differently).
 template <bool kSplit, typename S>
-__device__ __forceinline__ S* AxisSlot(S (&slots)[kSharedPositions], int token, int axis,
-                                       int num_axes) {
-  if constexpr (kSplit) return &slots[token * num_axes + axis];
-  return &reinterpret_cast<S(&)[kMaxTokensPerBlock][kNumAxes]>(slots)[token][axis];
+__device__ __forceinline__ S* AxisRow(S (&slots)[kSharedPositions], int token, int num_axes) {
+  if constexpr (kSplit) return &slots[token * num_axes];
+  return reinterpret_cast<S(&)[kMaxTokensPerBlock][kNumAxes]>(slots)[token];
+}
+template <bool kSplit, typename S>
+__device__ __forceinline__ S* ItemSlot(S (&slots)[kSharedPositions], int i, int num_axes) {
+  if constexpr (kSplit) return &slots[i];
+  return &reinterpret_cast<S(&)[kMaxTokensPerBlock][kNumAxes]>(slots)[i / num_axes]
+                                                                     [i % num_axes];
 }
 
 // True if the token must not be touched (beyond num_tokens, or a device error on any axis):
@@ -432,10 +438,8 @@ __device__ __forceinline__ void StagePositions(const RotaryParams& p, int64_t gr
       loaded = load_item(i, &position);
     }
     const bool valid = loaded && PositionInRange(p, position);
-    const int token = i / num_axes;
-    const int axis = i % num_axes;
-    Store(AxisSlot<kSplit>(shared.position, token, axis, num_axes), valid ? position : 0);
-    Store(AxisSlot<kSplit>(shared.skip_axis, token, axis, num_axes), !valid);
+    Store(ItemSlot<kSplit>(shared.position, i, num_axes), valid ? position : 0);
+    Store(ItemSlot<kSplit>(shared.skip_axis, i, num_axes), !valid);
   }
 }
 
@@ -454,10 +458,10 @@ __device__ __forceinline__ void StageCosSin(const RotaryParams& p, int tokens_pe
     const int slot = i - tz * slots_per_token;
     const bool second = kSplit && slot >= num_pairs;
     const int pair = second ? slot - num_pairs : slot;
-    const int axis = UnpackPairAxis<kSplit>(shared.pair_axes, pair, second);
     const CosSin cs = ForDirection(
         LookupCosSin(p, pair, Load(&shared.inv_freq[pair]),
-                     Load(AxisSlot<kSplit>(shared.position, tz, axis, num_axes))),
+                     Load(&AxisRow<kSplit>(shared.position, tz, num_axes)[UnpackPairAxis<kSplit>(
+                         shared.pair_axes, pair, second)])),
         p.direction);
     Store(&shared.cos[i], cs.cos);
     Store(&shared.sin[i], cs.sin);

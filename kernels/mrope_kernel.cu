@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads, kMinBlocksPerSm<kVec, kRotar
     __syncthreads();
 
     // 4. Rotate and store every head of this thread's row.
-    if (!TokenSkipped(AxisSlot<kSplit>(shared.skip_axis, z, 0, num_axes), num_axes)) {
+    if (!TokenSkipped(AxisRow<kSplit>(shared.skip_axis, z, num_axes), num_axes)) {
       const float* cos = shared.cos + z * slots_per_token;
       const float* sin = shared.sin + z * slots_per_token;
 #pragma unroll

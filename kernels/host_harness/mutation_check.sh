@@ -30,7 +30,7 @@ mutants=(
   "$device|token * p.q_token_stride|static_cast<int32_t>(token * p.q_token_stride)|32-bit q offsets"
   "$device|pair < kRotaryDim / 2; pair += 16|pair < kRotaryDim / 2 - 16; pair += 16|pair staging misses the last 16 pairs"
   "$params|>> (8 * (pair % 4))|>> (4 * (pair % 4))|packed pair axes read at the wrong shift"
-  "$kernel|if (!TokenSkipped(AxisSlot<kSplit>(shared.skip_axis, z, 0, num_axes), num_axes))|if (true)|skipped (bad-position) tokens rotated anyway"
+  "$kernel|if (!TokenSkipped(AxisRow<kSplit>(shared.skip_axis, z, num_axes), num_axes))|if (true)|skipped (bad-position) tokens rotated anyway"
   "$device|unit * kVec + num_pairs;|unit * kVec + num_pairs - kVec;|vector path: wrong second half"
   "$fused|RmsScale(ButterflySum(&fused.partial[buffer][tid - lane], lanes)|RmsScale(ButterflySum(&fused.partial[buffer][tid], lanes)|fused: norm reduction over the wrong lanes"
   "$fused|Store(&fused.partial[buffer][tid], partial);\\n      __syncthreads();|Store(&fused.partial[buffer][tid], partial);|fused: barrier between staging and the norm / partner reads"
