@@ -294,6 +294,16 @@ def test_fused_rms_norm_and_hnd_cache(model, prompt):
         assert np.array_equal(v_cache[t // 4, :, t % 4], before[t, 6:8])
 
 
+def fused_qkv_with_norm_weight(qkv, head_dim, positions, model, weight, **norm):
+    """A copy of qkv [T, 4 D] (q: 2 heads, k, v) through fused_mrope_ with `weight` on q and k
+    (k written back in place)."""
+    x = qkv.copy()
+    mc.fused_mrope_(x[:, :2 * head_dim], x[:, 2 * head_dim:3 * head_dim], x[:, 3 * head_dim:],
+                    positions, model, k_out=x[:, 2 * head_dim:3 * head_dim],
+                    q_norm_weight=weight, k_norm_weight=weight, **norm)
+    return x
+
+
 @pytest.mark.parametrize("preset,form", [("qwen3_5", "one_plus_weight"),
                                          ("qwen4_exp", "one_plus_weight"),
                                          ("qwen3_vl", "weight")])
@@ -308,12 +318,7 @@ def test_fused_norm_defaults_to_the_family_form(preset, form):
     positions = np.stack([np.arange(TOKENS)] * 3).astype(np.int64)
 
     def fused(**norm):
-        x = qkv.copy()
-        mc.fused_mrope_(x[:, :2 * head_dim], x[:, 2 * head_dim:3 * head_dim],
-                        x[:, 3 * head_dim:], positions, model,
-                        k_out=x[:, 2 * head_dim:3 * head_dim], q_norm_weight=weight,
-                        k_norm_weight=weight, **norm)
-        return x
+        return fused_qkv_with_norm_weight(qkv, head_dim, positions, model, weight, **norm)
 
     other = {"weight": "one_plus_weight", "one_plus_weight": "weight"}[form]
     assert np.array_equal(fused(), fused(norm=form))
@@ -342,12 +347,7 @@ def test_fused_norm_of_hunyuan_vl_is_the_norm_of_the_rotated_head():
     positions[1:, 2:] += 7  # the four rows differ
 
     def fused(**norm):
-        x = qkv.copy()
-        mc.fused_mrope_(x[:, :2 * head_dim], x[:, 2 * head_dim:3 * head_dim],
-                        x[:, 3 * head_dim:], positions, model,
-                        k_out=x[:, 2 * head_dim:3 * head_dim], q_norm_weight=weight,
-                        k_norm_weight=weight, **norm)
-        return x
+        return fused_qkv_with_norm_weight(qkv, head_dim, positions, model, weight, **norm)
 
     assert np.array_equal(fused(), fused(norm="weight_after_rotary"))
     assert not np.array_equal(fused(), fused(norm="weight"))

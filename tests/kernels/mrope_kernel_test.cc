@@ -329,13 +329,16 @@ class KernelPathTest : public ::testing::TestWithParam<std::tuple<DType, RotaryL
 };
 
 // Runs `c` with planar int64 positions (inv_freq path) and compares with the reference.
-void RunPlanar(const KernelCase& c) {
-  const PlanarCase planar = MakePlanarCase(c, /*seed=*/7, /*max_base=*/50000);
+// Returns the spec it ran.
+RotarySpec RunPlanar(const KernelCase& c, uint32_t seed = 7, int64_t max_base = 50000,
+                     RotationDirection direction = RotationDirection::kForward) {
+  const PlanarCase planar = MakePlanarCase(c, seed, max_base, 1, direction);
   // fp32 sincos is the same float operations on host and device: bit-exact.
   ExpectMatches(c.dtype, planar.expected,
                 RotateOnDevice(c, planar.spec, planar.input, planar.args),
                 /*exact=*/c.sincos_math == SinCosMath::kFloat32);
   EXPECT_EQ(ReadFlag(planar.flag), 0);
+  return planar.spec;
 }
 
 TEST_P(KernelPathTest, Float32SinCosIsBitExact) {
@@ -356,11 +359,7 @@ TEST_P(KernelPathTest, InverseRotationIsTheReferenceBackward) {
     c.num_tokens = 23;
     c.misalign = misalign;
     c.sincos_math = SinCosMath::kFloat32;
-    const PlanarCase planar = MakePlanarCase(c, /*seed=*/9, /*max_base=*/90000, 1,
-                                             RotationDirection::kInverse);
-    ExpectMatches(c.dtype, planar.expected,
-                  RotateOnDevice(c, planar.spec, planar.input, planar.args), /*exact=*/true);
-    EXPECT_EQ(ReadFlag(planar.flag), 0);
+    RunPlanar(c, /*seed=*/9, /*max_base=*/90000, RotationDirection::kInverse);
   }
 }
 
@@ -583,11 +582,8 @@ TEST_P(KernelPathTest, XdRopeOverFourToEightAxes) {
     c.num_tokens = v.tokens;
     c.misalign = v.misalign;
     c.rotary_dim = v.rotary_dim;
-    const PlanarCase planar = MakePlanarCase(c, /*seed=*/17, /*max_base=*/60000, 1, v.direction);
-    ASSERT_EQ(AxisCount(planar.spec.axis_map), v.axes);
-    ExpectMatches(c.dtype, planar.expected,
-                  RotateOnDevice(c, planar.spec, planar.input, planar.args), /*exact=*/true);
-    EXPECT_EQ(ReadFlag(planar.flag), 0);
+    EXPECT_EQ(AxisCount(RunPlanar(c, /*seed=*/17, /*max_base=*/60000, v.direction).axis_map),
+              v.axes);
   }
 }
 
