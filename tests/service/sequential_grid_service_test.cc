@@ -118,6 +118,17 @@ struct Whole {
     EXPECT_LT(i - n, steps);
     return result.decode_position_ids[(axis * rows + row) * steps + i - n];
   }
+
+  // [A][rows' own tokens back to back]: the packed layout of the whole.
+  std::vector<int64_t> Packed() const {
+    std::vector<int64_t> packed;
+    for (int64_t axis = 0; axis < axes; ++axis) {
+      for (int64_t row = 0; row < rows; ++row) {
+        for (size_t i = 0; i < columns[row].size(); ++i) packed.push_back(At(axis, row, i));
+      }
+    }
+    return packed;
+  }
 };
 
 Whole WholeOf(const PositionService& service, const Prompt& prompt, int64_t steps) {
@@ -238,14 +249,7 @@ TEST(SequentialGridServiceTest, PackedIsTheRowsOwnTokens) {
       for (const auto& columns : whole.columns) {
         cu_seqlens.push_back(cu_seqlens.back() + static_cast<int64_t>(columns.size()));
       }
-      std::vector<int64_t> expected;
-      for (int64_t axis = 0; axis < axes; ++axis) {
-        for (int64_t row = 0; row < whole.rows; ++row) {
-          for (size_t i = 0; i < whole.columns[row].size(); ++i) {
-            expected.push_back(whole.At(axis, row, i));
-          }
-        }
-      }
+      const std::vector<int64_t> expected = whole.Packed();
       OutputOptions options;
       options.layout = OutputLayout::kPacked;
       options.decode_steps = 4;
@@ -326,14 +330,7 @@ TEST(SequentialGridServiceTest, PackedRanksSliceThePackedWhole) {
       SCOPED_TRACE(::testing::Message() << axes << " axes, seed " << seed);
       const Prompt prompt = PromptOf(RandomBatch(seed, {3, 12, 1}));
       const Whole whole = WholeOf(service, prompt, 1);
-      std::vector<int64_t> packed;
-      for (int64_t axis = 0; axis < axes; ++axis) {
-        for (int64_t row = 0; row < whole.rows; ++row) {
-          for (size_t i = 0; i < whole.columns[row].size(); ++i) {
-            packed.push_back(whole.At(axis, row, i));
-          }
-        }
-      }
+      const std::vector<int64_t> packed = whole.Packed();
       OutputOptions options;
       options.layout = OutputLayout::kPacked;
       for (const int cp_size : {1, 2, 3, 6}) {
